@@ -1,0 +1,67 @@
+// kdp-gpu-plugin: flags only. The plugin itself is GpuPlugin (gpu_plugin.h); serving, registering
+// with the kubelet and shutting down on SIGTERM/SIGINT are the SDK's RunPluginsUntilSignal().
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "examples/gpu-plugin/gpu_plugin.h"
+#include "kdp/plugin_runner.h"
+
+int main(int argc, char** argv) {
+  kdp::RunnerOptions runner_options;
+  kdp::example::GpuPluginOptions options;
+  std::string vendor;
+  std::string log_level = "info";
+
+  CLI::App app{
+      "kdp-gpu-plugin: advertises the GPUs (PCI class 0x0300/0x0302) of this node to the "
+      "kubelet as a device plugin, with their NUMA nodes."};
+  app.add_option("--kubelet-root", runner_options.kubelet_root,
+                 "kubelet root directory; sockets live in <dir>/device-plugins/")
+      ->capture_default_str();
+  app.add_option("--topology-xml", options.topology_xml,
+                 "discover GPUs from this hwloc XML file (lstopo --of xml) instead of the host");
+  app.add_option("--resource-name", options.resource_name,
+                 "extended resource to advertise; its domain is also the CDI vendor")
+      ->capture_default_str();
+  app.add_option("--vendor", vendor,
+                 "only GPUs of this PCI vendor ID, in hex with or without 0x (e.g. 10de); "
+                 "default: any vendor");
+  app.add_option("--replicas", options.replicas,
+                 "devices advertised per GPU for time-slicing; above 1, IDs are <gpu>::<k>")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--health-file", options.health_file,
+                 "file listing unhealthy GPU IDs, one per line ('#' starts a comment); re-read "
+                 "every 100 ms; missing file: all healthy");
+  app.add_option("--log-level", log_level, "lowest level logged")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"debug", "info", "warning", "error"}));
+  CLI11_PARSE(app, argc, argv);
+
+  if (!vendor.empty()) {
+    absl::StatusOr<uint16_t> vendor_id = kdp::example::ParseVendorId(vendor);
+    if (!vendor_id.ok()) {
+      std::fprintf(stderr, "--vendor: %s\n", vendor_id.status().ToString().c_str());
+      return 2;
+    }
+    options.vendor_id = *vendor_id;
+  }
+  // The SDK's logger reads its level from KDP_LOG_LEVEL when it first logs, which is after this.
+  setenv("KDP_LOG_LEVEL", log_level.c_str(), /*overwrite=*/1);
+
+  absl::StatusOr<std::unique_ptr<kdp::example::GpuPlugin>> plugin =
+      kdp::example::GpuPlugin::Create(std::move(options));
+  if (!plugin.ok()) {
+    std::fprintf(stderr, "kdp-gpu-plugin: %s\n", plugin.status().ToString().c_str());
+    return 1;
+  }
+  std::vector<std::unique_ptr<kdp::DevicePlugin>> plugins;
+  plugins.push_back(*std::move(plugin));
+  // Destroying the plugin, before this returns, stops its health watcher.
+  return kdp::RunPluginsUntilSignal(std::move(runner_options), std::move(plugins));
+}

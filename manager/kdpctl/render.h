@@ -1,0 +1,238 @@
+// kdpctl's rendering of kdp.admin.v1 messages: the JSON contract documented in docs/kdpctl.md
+// (what tests and scripts parse) and the human-readable text printed without `-o json`. Kept
+// header-only and free of I/O so kdpctl's main and the unit tests share one rendering: an
+// admitted ApplyPod answer and each entry of ListPods go through the same AdmittedPodJson.
+// Every function is a pure function of its arguments and therefore thread-safe.
+//
+// JSON rules: keys exactly as docs/kdpctl.md lists them, int64 counts as JSON numbers, maps
+// always objects and lists always arrays (an empty one is `{}` / `[]`, never null or absent),
+// protobuf map entries in key order (nlohmann::json objects are sorted) and repeated fields in
+// wire order.
+#ifndef KDP_MANAGER_KDPCTL_RENDER_H_
+#define KDP_MANAGER_KDPCTL_RENDER_H_
+
+#include <algorithm>
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "kdp/admin/v1/admin.pb.h"
+#include "nlohmann/json.hpp"
+
+namespace kdp::kdpctl {
+
+// {"id","health","numa":[numbers]}.
+inline nlohmann::json DeviceStatusJson(const kdp::admin::v1::DeviceStatus& device) {
+  nlohmann::json numa = nlohmann::json::array();
+  for (int64_t node : device.numa()) numa.push_back(node);
+  return {{"id", device.id()}, {"health", device.health()}, {"numa", std::move(numa)}};
+}
+
+// {"resources":[{"name","capacity","allocatable","connected","endpoint","devices":[...]}]}.
+inline nlohmann::json NodeStatusJson(const kdp::admin::v1::NodeStatus& status) {
+  nlohmann::json resources = nlohmann::json::array();
+  for (const auto& resource : status.resources()) {
+    nlohmann::json devices = nlohmann::json::array();
+    for (const auto& device : resource.devices()) devices.push_back(DeviceStatusJson(device));
+    resources.push_back({{"name", resource.name()},
+                         {"capacity", resource.capacity()},
+                         {"allocatable", resource.allocatable()},
+                         {"connected", resource.connected()},
+                         {"endpoint", resource.endpoint()},
+                         {"devices", std::move(devices)}});
+  }
+  return {{"resources", std::move(resources)}};
+}
+
+// A protobuf map<string,string> as a JSON object ({} when empty).
+template <typename Map>
+nlohmann::json StringMapJson(const Map& map) {
+  nlohmann::json object = nlohmann::json::object();
+  for (const auto& [key, value] : map) object[key] = value;
+  return object;
+}
+
+// {"name","kind","devices":{RESOURCE:[IDS]},"envs":{},"mounts":[...],"device_specs":[...],
+//  "annotations":{},"cdi_devices":[...]}.
+inline nlohmann::json ContainerJson(const kdp::admin::v1::ContainerStatus& container) {
+  nlohmann::json devices = nlohmann::json::object();
+  for (const auto& [resource, ids] : container.devices()) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& id : ids.ids()) list.push_back(id);
+    devices[resource] = std::move(list);
+  }
+  nlohmann::json mounts = nlohmann::json::array();
+  for (const auto& mount : container.mounts()) {
+    mounts.push_back({{"container_path", mount.container_path()},
+                      {"host_path", mount.host_path()},
+                      {"read_only", mount.read_only()}});
+  }
+  nlohmann::json specs = nlohmann::json::array();
+  for (const auto& spec : container.device_specs()) {
+    specs.push_back({{"container_path", spec.container_path()},
+                     {"host_path", spec.host_path()},
+                     {"permissions", spec.permissions()}});
+  }
+  nlohmann::json cdi = nlohmann::json::array();
+  for (const auto& name : container.cdi_devices()) cdi.push_back(name);
+  return {{"name", container.name()},
+          {"kind", container.kind()},
+          {"devices", std::move(devices)},
+          {"envs", StringMapJson(container.envs())},
+          {"mounts", std::move(mounts)},
+          {"device_specs", std::move(specs)},
+          {"annotations", StringMapJson(container.annotations())},
+          {"cdi_devices", std::move(cdi)}};
+}
+
+// {"admitted":true,"pod":{"namespace","name","uid"},"containers":[...]}: the one rendering of
+// an admitted pod, shared by `apply` and `get pods`.
+inline nlohmann::json AdmittedPodJson(const kdp::admin::v1::Pod& pod) {
+  nlohmann::json containers = nlohmann::json::array();
+  for (const auto& container : pod.containers()) containers.push_back(ContainerJson(container));
+  return {{"admitted", true},
+          {"pod", {{"namespace", pod.namespace_()}, {"name", pod.name()}, {"uid", pod.uid()}}},
+          {"containers", std::move(containers)}};
+}
+
+// AdmittedPodJson(pod) when admitted, else {"admitted":false,"reason","message"}.
+inline nlohmann::json ApplyPodJson(const kdp::admin::v1::ApplyPodResponse& response) {
+  if (response.admitted()) return AdmittedPodJson(response.pod());
+  return {{"admitted", false}, {"reason", response.reason()}, {"message", response.message()}};
+}
+
+// {"pods":[AdmittedPodJson...]}.
+inline nlohmann::json PodListJson(const kdp::admin::v1::ListPodsResponse& response) {
+  nlohmann::json pods = nlohmann::json::array();
+  for (const auto& pod : response.pods()) pods.push_back(AdmittedPodJson(pod));
+  return {{"pods", std::move(pods)}};
+}
+
+// {"deleted":true,"pod":{"namespace","name","uid"}}.
+inline nlohmann::json DeletedPodJson(const std::string& pod_namespace, const std::string& name,
+                                     const std::string& uid) {
+  return {{"deleted", true}, {"pod", {{"namespace", pod_namespace}, {"name", name}, {"uid", uid}}}};
+}
+
+// Pretty JSON (2-space indent) plus a newline. Invalid UTF-8 is replaced by U+FFFD instead of
+// throwing, so rendering never fails.
+inline std::string DumpJson(const nlohmann::json& json) {
+  return json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+// Left-aligned columns separated by three spaces (kubectl's layout); the last column is not
+// padded. Every row should have as many cells as the first (the header).
+inline std::string FormatTable(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> widths;
+  for (const auto& row : rows) {
+    if (widths.size() < row.size()) widths.resize(row.size(), 0);
+    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    for (size_t i = 0; i < row.size(); ++i) {
+      out += row[i];
+      if (i + 1 < row.size()) out += std::string(widths[i] - row[i].size() + 3, ' ');
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+// A resource table (RESOURCE CAPACITY ALLOCATABLE CONNECTED ENDPOINT), a blank line, then one
+// row per device (RESOURCE DEVICE HEALTH NUMA; NUMA "-" when the plugin reported none).
+inline std::string NodeStatusText(const kdp::admin::v1::NodeStatus& status) {
+  if (status.resources().empty()) return "no device-plugin resources registered\n";
+  std::vector<std::vector<std::string>> resources = {
+      {"RESOURCE", "CAPACITY", "ALLOCATABLE", "CONNECTED", "ENDPOINT"}};
+  std::vector<std::vector<std::string>> devices = {{"RESOURCE", "DEVICE", "HEALTH", "NUMA"}};
+  for (const auto& resource : status.resources()) {
+    resources.push_back({resource.name(), absl::StrCat(resource.capacity()),
+                         absl::StrCat(resource.allocatable()), resource.connected() ? "yes" : "no",
+                         resource.endpoint().empty() ? "-" : resource.endpoint()});
+    for (const auto& device : resource.devices()) {
+      devices.push_back({resource.name(), device.id(), device.health(),
+                         device.numa().empty() ? "-" : absl::StrJoin(device.numa(), ",")});
+    }
+  }
+  std::string out = FormatTable(resources);
+  if (devices.size() > 1) absl::StrAppend(&out, "\n", FormatTable(devices));
+  return out;
+}
+
+// "RESOURCE=ID,ID" for each resource of `container`, in resource order.
+inline std::vector<std::string> ContainerDeviceTexts(
+    const kdp::admin::v1::ContainerStatus& container) {
+  std::map<std::string, std::string> sorted;
+  for (const auto& [resource, ids] : container.devices()) {
+    sorted[resource] = absl::StrJoin(ids.ids(), ",");
+  }
+  std::vector<std::string> texts;
+  for (const auto& [resource, ids] : sorted) texts.push_back(absl::StrCat(resource, "=", ids));
+  return texts;
+}
+
+// "pod NS/NAME admitted (uid UID)", then per container its kind, devices, envs, mounts, device
+// specs, annotations and CDI devices; or "pod rejected: REASON: MESSAGE".
+inline std::string ApplyPodText(const kdp::admin::v1::ApplyPodResponse& response) {
+  if (!response.admitted()) {
+    if (response.reason().empty()) return absl::StrCat("pod rejected: ", response.message(), "\n");
+    return absl::StrCat("pod rejected: ", response.reason(), ": ", response.message(), "\n");
+  }
+  const auto& pod = response.pod();
+  std::string out =
+      absl::StrCat("pod ", pod.namespace_(), "/", pod.name(), " admitted (uid ", pod.uid(), ")\n");
+  for (const auto& container : pod.containers()) {
+    absl::StrAppend(&out, "  container ", container.name());
+    if (!container.kind().empty()) absl::StrAppend(&out, " (", container.kind(), ")");
+    out += "\n";
+    std::vector<std::string> devices = ContainerDeviceTexts(container);
+    if (devices.empty()) out += "    no devices\n";
+    for (const auto& text : devices) absl::StrAppend(&out, "    device ", text, "\n");
+    for (const auto& [key, value] :
+         std::map<std::string, std::string>(container.envs().begin(), container.envs().end())) {
+      absl::StrAppend(&out, "    env ", key, "=", value, "\n");
+    }
+    for (const auto& mount : container.mounts()) {
+      absl::StrAppend(&out, "    mount ", mount.host_path(), " -> ", mount.container_path(),
+                      mount.read_only() ? " (ro)" : " (rw)", "\n");
+    }
+    for (const auto& spec : container.device_specs()) {
+      absl::StrAppend(&out, "    device-node ", spec.host_path(), " -> ", spec.container_path(),
+                      " (", spec.permissions(), ")\n");
+    }
+    for (const auto& [key, value] : std::map<std::string, std::string>(
+             container.annotations().begin(), container.annotations().end())) {
+      absl::StrAppend(&out, "    annotation ", key, "=", value, "\n");
+    }
+    for (const auto& name : container.cdi_devices()) {
+      absl::StrAppend(&out, "    cdi ", name, "\n");
+    }
+  }
+  return out;
+}
+
+// NAMESPACE NAME UID DEVICES, DEVICES being "CONTAINER:RESOURCE=ID,ID" entries joined by ";"
+// ("-" for a pod without devices); "no pods" when the list is empty.
+inline std::string PodListText(const kdp::admin::v1::ListPodsResponse& response) {
+  if (response.pods().empty()) return "no pods\n";
+  std::vector<std::vector<std::string>> rows = {{"NAMESPACE", "NAME", "UID", "DEVICES"}};
+  for (const auto& pod : response.pods()) {
+    std::vector<std::string> devices;
+    for (const auto& container : pod.containers()) {
+      for (const auto& text : ContainerDeviceTexts(container)) {
+        devices.push_back(absl::StrCat(container.name(), ":", text));
+      }
+    }
+    rows.push_back({pod.namespace_(), pod.name(), pod.uid(),
+                    devices.empty() ? "-" : absl::StrJoin(devices, ";")});
+  }
+  return FormatTable(rows);
+}
+
+}  // namespace kdp::kdpctl
+
+#endif  // KDP_MANAGER_KDPCTL_RENDER_H_

@@ -1,0 +1,99 @@
+#include "manager/src/devicemanager/pod_devices.h"
+
+#include <tuple>
+#include <utility>
+
+namespace kdp::manager {
+
+std::set<std::string> DeviceIds(const DevicesPerNuma& devices) {
+  std::set<std::string> ids;
+  for (const auto& [node, list] : devices) ids.insert(list.begin(), list.end());
+  return ids;
+}
+
+void PodDevices::Reserve(const std::string& pod_uid, const std::string& container,
+                         const std::string& resource, DevicesPerNuma devices) {
+  absl::MutexLock lock(&mu_);
+  entries_[Key(pod_uid, container, resource)] = Allocation{.devices = std::move(devices), .response = {}, .committed = false};
+}
+
+void PodDevices::Commit(const std::string& pod_uid, const std::string& container,
+                        const std::string& resource, v1beta1::ContainerAllocateResponse response) {
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(Key(pod_uid, container, resource));
+  if (it == entries_.end()) return;
+  it->second.response = std::move(response);
+  it->second.committed = true;
+}
+
+void PodDevices::Rollback(const std::string& pod_uid, const std::string& container,
+                          const std::string& resource) {
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(Key(pod_uid, container, resource));
+  if (it != entries_.end() && !it->second.committed) entries_.erase(it);
+}
+
+void PodDevices::DeletePod(const std::string& pod_uid) {
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.lower_bound(Key(pod_uid, "", ""));
+  while (it != entries_.end() && std::get<0>(it->first) == pod_uid) it = entries_.erase(it);
+}
+
+bool PodDevices::HasPod(const std::string& pod_uid) const {
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.lower_bound(Key(pod_uid, "", ""));
+  return it != entries_.end() && std::get<0>(it->first) == pod_uid;
+}
+
+std::set<std::string> PodDevices::Allocated(const std::string& resource) const {
+  absl::MutexLock lock(&mu_);
+  std::set<std::string> out;
+  for (const auto& [key, allocation] : entries_) {
+    if (std::get<2>(key) != resource) continue;
+    for (const auto& [node, ids] : allocation.devices) out.insert(ids.begin(), ids.end());
+  }
+  return out;
+}
+
+std::set<std::string> PodDevices::Resources() const {
+  absl::MutexLock lock(&mu_);
+  std::set<std::string> out;
+  for (const auto& [key, allocation] : entries_) out.insert(std::get<2>(key));
+  return out;
+}
+
+std::optional<std::set<std::string>> PodDevices::ContainerDevices(
+    const std::string& pod_uid, const std::string& container, const std::string& resource) const {
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(Key(pod_uid, container, resource));
+  if (it == entries_.end()) return std::nullopt;
+  return DeviceIds(it->second.devices);
+}
+
+std::vector<PodDevicesEntry> PodDevices::ContainerEntries(const std::string& pod_uid,
+                                                          const std::string& container) const {
+  absl::MutexLock lock(&mu_);
+  std::vector<PodDevicesEntry> out;
+  for (auto it = entries_.lower_bound(Key(pod_uid, container, ""));
+       it != entries_.end() && std::get<0>(it->first) == pod_uid &&
+       std::get<1>(it->first) == container;
+       ++it) {
+    if (!it->second.committed) continue;
+    out.push_back({pod_uid, container, std::get<2>(it->first), it->second.devices,
+                   it->second.response});
+  }
+  return out;
+}
+
+std::vector<PodDevicesEntry> PodDevices::Entries() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<PodDevicesEntry> out;
+  for (const auto& [key, allocation] : entries_) {
+    if (!allocation.committed) continue;
+    out.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), allocation.devices,
+                   allocation.response});
+  }
+  return out;
+}
+
+}  // namespace kdp::manager

@@ -1,0 +1,85 @@
+// PodDevices records which devices each (pod, container, resource) holds, per NUMA node, with the
+// plugin's cached Allocate answer (the kubelet's pod_devices.go). An allocation is first reserved
+// (its devices count as allocated at once) and then committed with the answer or rolled back, so
+// devices picked for an in-flight Allocate can never be handed out twice (kubernetes PR #137534).
+// The set of allocated devices is always derived from these entries, never kept beside them.
+//
+// Thread-safe.
+#ifndef KDP_MANAGER_SRC_DEVICEMANAGER_POD_DEVICES_H_
+#define KDP_MANAGER_SRC_DEVICEMANAGER_POD_DEVICES_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "deviceplugin/v1beta1/api.pb.h"
+
+namespace kdp::manager {
+
+// NUMA node → device IDs; key -1 holds devices without topology. A device on several nodes is
+// listed under each (the kubelet's DevicesPerNUMA).
+using DevicesPerNuma = std::map<int64_t, std::vector<std::string>>;
+
+// All device IDs of a DevicesPerNuma, ordered, without repeats.
+std::set<std::string> DeviceIds(const DevicesPerNuma& devices);
+
+struct PodDevicesEntry {
+  std::string pod_uid;
+  std::string container_name;
+  std::string resource_name;
+  DevicesPerNuma devices;
+  v1beta1::ContainerAllocateResponse response;
+};
+
+class PodDevices {
+ public:
+  // Reserves `devices` for (pod, container, resource), replacing any earlier entry for it.
+  void Reserve(const std::string& pod_uid, const std::string& container,
+               const std::string& resource, DevicesPerNuma devices) ABSL_LOCKS_EXCLUDED(mu_);
+  // Commits a reservation with the plugin's answer; NOT_FOUND-like no-op when none is reserved.
+  void Commit(const std::string& pod_uid, const std::string& container,
+              const std::string& resource, v1beta1::ContainerAllocateResponse response)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Drops a reservation (committed entries are kept).
+  void Rollback(const std::string& pod_uid, const std::string& container,
+                const std::string& resource) ABSL_LOCKS_EXCLUDED(mu_);
+
+  void DeletePod(const std::string& pod_uid) ABSL_LOCKS_EXCLUDED(mu_);
+  bool HasPod(const std::string& pod_uid) const ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Devices of `resource` held by any container, reserved ones included.
+  std::set<std::string> Allocated(const std::string& resource) const ABSL_LOCKS_EXCLUDED(mu_);
+  // Resources with at least one allocated device.
+  std::set<std::string> Resources() const ABSL_LOCKS_EXCLUDED(mu_);
+  // The devices (pod, container) holds for `resource`, reserved or committed; nullopt when none.
+  std::optional<std::set<std::string>> ContainerDevices(const std::string& pod_uid,
+                                                        const std::string& container,
+                                                        const std::string& resource) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Committed entries of one container, ordered by resource name.
+  std::vector<PodDevicesEntry> ContainerEntries(const std::string& pod_uid,
+                                                const std::string& container) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Every committed entry, ordered by (pod, container, resource).
+  std::vector<PodDevicesEntry> Entries() const ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  struct Allocation {
+    DevicesPerNuma devices;
+    v1beta1::ContainerAllocateResponse response;
+    bool committed = false;
+  };
+  using Key = std::tuple<std::string, std::string, std::string>;  // pod, container, resource
+
+  mutable absl::Mutex mu_;
+  std::map<Key, Allocation> entries_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace kdp::manager
+
+#endif  // KDP_MANAGER_SRC_DEVICEMANAGER_POD_DEVICES_H_

@@ -1,0 +1,91 @@
+#include "manager/src/devicemanager/registration_server.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/grpc_status.h"
+#include "common/logging.h"
+#include "common/resource_name.h"
+#include "common/status_macros.h"
+#include "common/unix_socket.h"
+#include "manager/src/devicemanager/errors.h"
+
+namespace kdp::manager {
+
+absl::Status ValidateRegisterRequest(const v1beta1::RegisterRequest& request,
+                                     const std::string& plugins_dir, std::string* socket_path) {
+  if (request.version() != "v1beta1") {
+    return absl::InvalidArgumentError(errors::UnsupportedVersion(request.version()));
+  }
+  KDP_RETURN_IF_ERROR(ValidateExtendedResourceName(request.resource_name()));
+  const std::string& endpoint = request.endpoint();
+  // Any file name is fine ("=" and ":" included, no ".sock" suffix required), but it must name
+  // a file directly inside the directory.
+  if (endpoint.empty() || endpoint == "." || endpoint == ".." ||
+      endpoint.find('/') != std::string::npos || endpoint.find('\0') != std::string::npos) {
+    return absl::InvalidArgumentError(errors::InvalidEndpoint(endpoint, plugins_dir));
+  }
+  std::string path = absl::StrCat(plugins_dir, "/", endpoint);
+  if (path.size() > kMaxUnixSocketPath) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(errors::InvalidEndpoint(endpoint, plugins_dir), ": the socket path ", path,
+                     " is longer than ", kMaxUnixSocketPath, " bytes"));
+  }
+  *socket_path = std::move(path);
+  return absl::OkStatus();
+}
+
+RegistrationServer::RegistrationServer(std::string plugins_dir, RegistrationHandler* handler)
+    : plugins_dir_(std::move(plugins_dir)),
+      socket_path_(absl::StrCat(plugins_dir_, "/kubelet.sock")),
+      handler_(handler) {}
+
+RegistrationServer::~RegistrationServer() { Stop(); }
+
+absl::Status RegistrationServer::Start() {
+  KDP_RETURN_IF_ERROR(MakeDirectories(plugins_dir_, 0750));
+  // Removing the plugins' sockets (and re-creating kubelet.sock) is how plugins learn that the
+  // kubelet restarted and must register again.
+  KDP_ASSIGN_OR_RETURN(int removed, RemoveSocketsIn(plugins_dir_));
+  if (removed > 0) KDP_LOG_INFO("Removed stale sockets", "dir", plugins_dir_, "count", removed);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(UnixTarget(socket_path_), grpc::InsecureServerCredentials());
+  builder.RegisterService(this);
+  absl::MutexLock lock(&mu_);
+  server_ = builder.BuildAndStart();
+  if (server_ == nullptr) {
+    return absl::InternalError(absl::StrCat("cannot listen on ", socket_path_));
+  }
+  KDP_LOG_INFO("Device plugin registration server listening", "socket", socket_path_);
+  return absl::OkStatus();
+}
+
+void RegistrationServer::Stop() {
+  std::unique_ptr<grpc::Server> server;
+  {
+    absl::MutexLock lock(&mu_);
+    server = std::move(server_);
+  }
+  if (server == nullptr) return;
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  server.reset();
+  (void)RemoveSocketIfPresent(socket_path_);
+}
+
+grpc::Status RegistrationServer::Register(grpc::ServerContext*,
+                                          const v1beta1::RegisterRequest* request,
+                                          v1beta1::Empty*) {
+  KDP_LOG_INFO("Got registration request from device plugin", "resourceName",
+               request->resource_name(), "endpoint", request->endpoint(), "version",
+               request->version());
+  std::string socket_path;
+  absl::Status status = ValidateRegisterRequest(*request, plugins_dir_, &socket_path);
+  if (status.ok()) status = handler_->RegisterPlugin(request->resource_name(), socket_path);
+  if (!status.ok()) {
+    KDP_LOG_ERROR("Registration failed", "resourceName", request->resource_name(), "endpoint",
+                  request->endpoint(), "err", status.message());
+  }
+  return ToGrpcStatus(status);
+}
+
+}  // namespace kdp::manager

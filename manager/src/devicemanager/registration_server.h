@@ -1,0 +1,60 @@
+// RegistrationServer serves v1beta1.Registration on <device-plugins>/kubelet.sock, as the
+// kubelet's plugin/v1beta1/server.go does: it removes stale sockets from the directory, listens at
+// once, validates each Register request with the kubelet's rules and error texts, and hands a
+// valid one to the RegistrationHandler, which dials the plugin back before the answer is sent.
+//
+// Thread-safe. Stop() may be called more than once or without Start().
+#ifndef KDP_MANAGER_SRC_DEVICEMANAGER_REGISTRATION_SERVER_H_
+#define KDP_MANAGER_SRC_DEVICEMANAGER_REGISTRATION_SERVER_H_
+
+#include <memory>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "deviceplugin/v1beta1/api.grpc.pb.h"
+
+namespace kdp::manager {
+
+// The narrow interface between transport and state (the kubelet's ClientHandler).
+class RegistrationHandler {
+ public:
+  virtual ~RegistrationHandler() = default;
+  // Connects to the plugin serving `resource_name` on `socket_path` (already validated) and starts
+  // consuming its devices. Errors are returned to the registering plugin.
+  virtual absl::Status RegisterPlugin(const std::string& resource_name,
+                                      const std::string& socket_path) = 0;
+};
+
+// Validates a RegisterRequest: version, resource name, endpoint. INVALID_ARGUMENT with the
+// kubelet's text. On success returns OK and sets `*socket_path` to dir/endpoint.
+absl::Status ValidateRegisterRequest(const v1beta1::RegisterRequest& request,
+                                     const std::string& plugins_dir, std::string* socket_path);
+
+class RegistrationServer final : public v1beta1::Registration::Service {
+ public:
+  RegistrationServer(std::string plugins_dir, RegistrationHandler* handler);
+  ~RegistrationServer() override;
+
+  // Removes every socket in the directory (never the checkpoint), then serves kubelet.sock.
+  [[nodiscard]] absl::Status Start();
+  void Stop();
+
+  const std::string& socket_path() const { return socket_path_; }
+
+  grpc::Status Register(grpc::ServerContext* context, const v1beta1::RegisterRequest* request,
+                        v1beta1::Empty* response) override;
+
+ private:
+  const std::string plugins_dir_;
+  const std::string socket_path_;
+  RegistrationHandler* const handler_;
+  absl::Mutex mu_;
+  std::unique_ptr<grpc::Server> server_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace kdp::manager
+
+#endif  // KDP_MANAGER_SRC_DEVICEMANAGER_REGISTRATION_SERVER_H_

@@ -1,0 +1,123 @@
+// kdp-manager: a stand-in for the kubelet's device manager on one node. See docs/manager.md.
+#include <signal.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "common/logging.h"
+#include "common/unix_socket.h"
+#include "manager/src/admin/admin_server.h"
+#include "manager/src/devicemanager/manager.h"
+#include "manager/src/pod_manager.h"
+#include "manager/src/podresources/podresources_server.h"
+
+namespace {
+
+std::unique_ptr<grpc::Server> Serve(const std::string& socket, grpc::Service* service) {
+  if (absl::Status removed = kdp::RemoveSocketIfPresent(socket); !removed.ok()) {
+    KDP_LOG_ERROR("Cannot serve", "socket", socket, "err", removed.message());
+    return nullptr;
+  }
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(kdp::UnixTarget(socket), grpc::InsecureServerCredentials());
+  builder.RegisterService(service);
+  auto server = builder.BuildAndStart();
+  if (server == nullptr) KDP_LOG_ERROR("Cannot listen", "socket", socket);
+  return server;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "kdp-manager: a kubelet-faithful device manager for one node. Device plugins register on\n"
+      "<kubelet-root>/device-plugins/kubelet.sock exactly as with a kubelet; pods are admitted\n"
+      "with kdpctl; PodResources v1 is served on <kubelet-root>/pod-resources/kubelet.sock."};
+  std::string kubelet_root = "/var/lib/kubelet";
+  std::string log_level = "info";
+  double dial_timeout_s = 10, call_timeout_s = 30, pre_start_timeout_s = 30;
+  app.add_option("--kubelet-root", kubelet_root,
+                 "Root directory; device-plugins/, pod-resources/, plugins_registry/ and the admin "
+                 "socket kdp/manager.sock live under it")
+      ->capture_default_str();
+  app.add_option("--log-level", log_level, "debug, info, warning or error")
+      ->check(CLI::IsMember({"debug", "info", "warning", "error"}))
+      ->capture_default_str();
+  app.add_option("--dial-timeout", dial_timeout_s,
+                 "Seconds to dial a registering plugin and get its options")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--call-timeout", call_timeout_s,
+                 "Deadline in seconds of Allocate and GetPreferredAllocation calls to plugins")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--pre-start-timeout", pre_start_timeout_s,
+                 "Deadline in seconds of PreStartContainer calls")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  kdp::log::Level level;
+  kdp::log::ParseLevel(log_level, &level);
+  kdp::log::SetMinLevel(level);
+
+  // Signals are taken by sigwait() below; block them before any thread starts.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  const std::string plugins_dir = absl::StrCat(kubelet_root, "/device-plugins");
+  const std::string podresources_dir = absl::StrCat(kubelet_root, "/pod-resources");
+  const std::string admin_dir = absl::StrCat(kubelet_root, "/kdp");
+  for (const std::string& dir :
+       {plugins_dir, podresources_dir, admin_dir, absl::StrCat(kubelet_root, "/plugins_registry")}) {
+    if (absl::Status made = kdp::MakeDirectories(dir, 0750); !made.ok()) {
+      KDP_LOG_ERROR("Cannot create directory", "dir", dir, "err", made.message());
+      return 1;
+    }
+  }
+
+  kdp::manager::DeviceManager devices({
+      .plugins_dir = plugins_dir,
+      .endpoint = {.dial_timeout = absl::Seconds(dial_timeout_s),
+                   .call_timeout = absl::Seconds(call_timeout_s),
+                   .pre_start_timeout = absl::Seconds(pre_start_timeout_s)},
+  });
+  kdp::manager::PodManager pods(&devices);
+  kdp::manager::PodResourcesServer podresources(&pods, &devices);
+  kdp::manager::AdminServer admin(&pods, &devices);
+
+  if (absl::Status started = devices.Start(); !started.ok()) {
+    KDP_LOG_ERROR("Device manager failed to start", "err", started.ToString());
+    return 1;
+  }
+  const std::string podresources_socket = absl::StrCat(podresources_dir, "/kubelet.sock");
+  const std::string admin_socket = absl::StrCat(admin_dir, "/manager.sock");
+  auto podresources_server = Serve(podresources_socket, &podresources);
+  auto admin_server = Serve(admin_socket, &admin);
+  if (podresources_server == nullptr || admin_server == nullptr) {
+    devices.Stop();
+    return 1;
+  }
+  KDP_LOG_INFO("kdp-manager ready", "kubeletRoot", kubelet_root, "admin", admin_socket,
+               "podResources", podresources_socket);
+
+  int received = 0;
+  sigwait(&signals, &received);
+  KDP_LOG_INFO("Signal received; shutting down", "signal", strsignal(received));
+  auto deadline = std::chrono::system_clock::now() + std::chrono::seconds(2);
+  admin_server->Shutdown(deadline);
+  podresources_server->Shutdown(deadline);
+  devices.Stop();
+  (void)kdp::RemoveSocketIfPresent(admin_socket);
+  (void)kdp::RemoveSocketIfPresent(podresources_socket);
+  KDP_LOG_INFO("kdp-manager stopped");
+  return 0;
+}

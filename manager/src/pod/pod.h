@@ -1,0 +1,56 @@
+// The Pod model kdp-manager admits: only what the kubelet's device manager reads from a v1 Pod
+// (identity, container order and kind, extended-resource counts), plus the other resource limits
+// as written for display. Built by ParsePodManifest (pod_manifest.h), which has already applied
+// the API server's validation, so every extended-resource count here is a non-negative integer
+// whose request equals its limit.
+//
+// Thread-safety: plain value types; externally synchronized.
+#ifndef KDP_MANAGER_SRC_POD_POD_H_
+#define KDP_MANAGER_SRC_POD_POD_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kdp::manager {
+
+// The three container flavours the device manager distinguishes (kubelet §2.E item 27): devices
+// of a finished regular init container are reusable by later containers of the same pod; a
+// sidecar (restartable init container) keeps its devices for the pod's lifetime, like an app
+// container.
+enum class ContainerKind {
+  kInit,     // spec.initContainers[i] without restartPolicy
+  kSidecar,  // spec.initContainers[i] with restartPolicy: Always
+  kApp,      // spec.containers[i]
+};
+
+struct Container {
+  std::string name;
+  ContainerKind kind = ContainerKind::kApp;
+  // Extended resources (IsExtendedResourceName) -> integer device count, from the limits (a
+  // request, when present, equals its limit). Zero counts are kept; the allocator skips them.
+  std::map<std::string, int64_t> extended_resources;
+  // Every other resource limit as written in the manifest (cpu, memory, hugepages-<size>,
+  // ephemeral-storage), e.g. {"cpu": "500m"}.
+  std::map<std::string, std::string> other_limits;
+
+  friend bool operator==(const Container&, const Container&) = default;
+};
+
+struct Pod {
+  std::string namespace_ = "default";
+  std::string name;
+  // metadata.uid as written, else a random UUID v4 generated at parse time.
+  std::string uid;
+  // spec.initContainers in manifest order; kinds kInit or kSidecar.
+  std::vector<Container> init_containers;
+  // spec.containers in manifest order; kind kApp.
+  std::vector<Container> containers;
+
+  friend bool operator==(const Pod&, const Pod&) = default;
+};
+
+}  // namespace kdp::manager
+
+#endif  // KDP_MANAGER_SRC_POD_POD_H_

@@ -1,0 +1,80 @@
+// kdp::PluginRunner serves one or more DevicePlugins the way the kubelet expects: each on its own
+// unix socket in <kubelet-root>/device-plugins/, serving before it registers on kubelet.sock, a
+// full device list first on every ListAndWatch stream, and serving and registering again (with
+// backoff) whenever the kubelet restarts: kubelet.sock re-created, or the plugin's own socket
+// removed. RunPluginsUntilSignal() wraps it for a plugin's main().
+//
+// Thread-safety: thread-safe. Stop() may be called more than once, concurrently, or without Start().
+#ifndef KDP_PLUGIN_RUNNER_H_
+#define KDP_PLUGIN_RUNNER_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "kdp/device_plugin.h"
+
+namespace kdp {
+
+struct RunnerOptions {
+  // The kubelet's root directory; sockets live in <kubelet_root>/device-plugins/.
+  std::string kubelet_root = "/var/lib/kubelet";
+  // Deadline of one Register call on kubelet.sock (dial included).
+  absl::Duration register_timeout = absl::Seconds(10);
+  // First and longest wait between failed registrations (doubling in between).
+  absl::Duration initial_backoff = absl::Milliseconds(100);
+  absl::Duration max_backoff = absl::Seconds(10);
+  // How long Stop() lets open calls and streams finish before cancelling them.
+  absl::Duration shutdown_grace = absl::Seconds(2);
+};
+
+// The socket file name a plugin serves on: the resource name with '/' replaced by '_', plus
+// ".sock" (e.g. "example.com_gpu.sock").
+std::string SocketNameFor(const std::string& resource_name);
+
+namespace internal {
+class RunnerImpl;
+}  // namespace internal
+
+class PluginRunner {
+ public:
+  // Validates the options and every plugin (resource names with the kubelet's rules, no
+  // resource served twice): INVALID_ARGUMENT naming the rule broken. Does not start anything.
+  static absl::StatusOr<std::unique_ptr<PluginRunner>> Create(
+      RunnerOptions options, std::vector<std::unique_ptr<DevicePlugin>> plugins);
+  ~PluginRunner();  // Stops.
+
+  PluginRunner(const PluginRunner&) = delete;
+  PluginRunner& operator=(const PluginRunner&) = delete;
+
+  // Discovers each plugin's devices, serves every plugin socket and starts registering in the
+  // background (a kubelet that is not there yet is waited for, not an error). Errors: Discover()'s
+  // error; INTERNAL when a socket cannot be served. FAILED_PRECONDITION when called twice.
+  [[nodiscard]] absl::Status Start();
+
+  // Stops registering, cancels the ListAndWatch streams, stops the servers and removes the
+  // plugin sockets. Idempotent.
+  void Stop();
+
+  // Number of successful Register calls so far, over all plugins (re-registrations included).
+  int registrations() const;
+
+  // Blocks until `count` registrations have succeeded or `timeout` passes; true on success.
+  bool WaitForRegistrations(int count, absl::Duration timeout) const;
+
+ private:
+  explicit PluginRunner(std::unique_ptr<internal::RunnerImpl> impl);
+  std::unique_ptr<internal::RunnerImpl> impl_;
+};
+
+// For a plugin's main(): blocks SIGTERM and SIGINT, starts a runner, waits for one of them, stops
+// and returns the process exit status (0 after a clean stop, 1 when the runner failed to start,
+// with the reason logged).
+int RunPluginsUntilSignal(RunnerOptions options, std::vector<std::unique_ptr<DevicePlugin>> plugins);
+
+}  // namespace kdp
+
+#endif  // KDP_PLUGIN_RUNNER_H_

@@ -1,0 +1,172 @@
+// kdp::Topology is the SDK's hardware discovery: a snapshot of the NUMA nodes, the PCI devices
+// (GPUs, NICs, accelerators, ...) with their NUMA locality and OS device names, and the NUMA
+// distance matrix. Plugins build one with FromHost() on a node, or with FromXmlFile() /
+// FromXmlBuffer() from an hwloc 2.x XML file in tests (FromHost() also honours HWLOC_XMLFILE, so a
+// plugin binary can run against a fake machine unchanged). The discovery uses hwloc, whose types
+// never appear here: everything is copied into plain value types and the hwloc topology is freed
+// before the factory returns.
+//
+// Thread-safety: a Topology is immutable after construction, so it is const-safe (any number of
+// threads may call its methods concurrently). The value types are regular and externally
+// synchronized like any std::vector.
+#ifndef KDP_TOPOLOGY_H_
+#define KDP_TOPOLOGY_H_
+
+#include <compare>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace kdp {
+
+namespace internal {
+class TopologyBuilder;
+}  // namespace internal
+
+// A PCI function address (domain:bus:device.function), ordered lexicographically by its fields.
+struct PciAddress {
+  uint32_t domain = 0;
+  uint8_t bus = 0;
+  uint8_t device = 0;    // 0..0x1f
+  uint8_t function = 0;  // 0..7
+
+  // Linux sysfs form, lower-case hex: "0000:3b:00.0" (the domain takes more digits past 0xffff).
+  std::string ToString() const;
+
+  // Parses "DDDD:BB:DD.F" (domain of 1 to 8 hex digits) or "BB:DD.F" (domain 0); hex digits in
+  // either case. INVALID_ARGUMENT, naming `text`, for anything else, including a device above
+  // 0x1f, a function above 7 and surrounding whitespace.
+  static absl::StatusOr<PciAddress> Parse(std::string_view text);
+
+  friend auto operator<=>(const PciAddress&, const PciAddress&) = default;
+  friend bool operator==(const PciAddress&, const PciAddress&) = default;
+};
+
+// One PCI device (function) found by hwloc. Bridges are not listed.
+struct PciDevice {
+  PciAddress address;
+  uint16_t vendor_id = 0;
+  uint16_t device_id = 0;
+  // Base class << 8 | subclass: 0x0300 VGA, 0x0302 3D controller, 0x0200 Ethernet,
+  // 0x0207 InfiniBand, 0x1200 processing accelerator.
+  uint16_t class_id = 0;
+  // Linux NUMA node numbers (hwloc OS indexes, never logical indexes) local to the device,
+  // ascending. EMPTY when the locality is unknown: never "all nodes" of a multi-node machine.
+  // See Topology for the exact rule.
+  std::vector<int> numa_nodes;
+  // Names of the hwloc OS devices under the device in hwloc's order: "card1", "renderD128",
+  // "eth0", "ib0", "mlx5_0", "nvme0n1", ...
+  std::vector<std::string> os_devices;
+
+  friend bool operator==(const PciDevice&, const PciDevice&) = default;
+};
+
+// One NUMA node.
+struct NumaNode {
+  // The Linux node number (hwloc OS index); may be sparse (0, 8, ...).
+  int os_index = 0;
+  // OS indexes of the PUs (logical CPUs as Linux numbers them) whose home node this is,
+  // ascending. Empty for a CPU-less node (HBM, CXL or GPU memory). Every PU appears in exactly
+  // one node: among the nodes local to a PU, the one with the smallest locality (fewest PUs),
+  // then the lowest os_index, which matches Linux's node cpulists on real machines.
+  std::vector<int> cpus;
+  // Memory local to the node in bytes; 0 when unknown.
+  uint64_t memory_bytes = 0;
+
+  friend bool operator==(const NumaNode&, const NumaNode&) = default;
+};
+
+// Source of NUMA distances on a live host: libnuma's numa_distance() in production, a fake in
+// tests. Implementations must be safe to call from one thread at a time; Topology::FromHost()
+// calls Distance() only while it builds the snapshot.
+class NumaDistanceSource {
+ public:
+  virtual ~NumaDistanceSource() = default;
+  // The ACPI SLIT distance between Linux NUMA nodes `from` and `to`: 10 for the same node,
+  // larger for remote nodes, 0 when unknown (including nodes that do not exist).
+  virtual int Distance(int from, int to) const = 0;
+};
+
+// libnuma's numa_distance() (reads /sys/devices/system/node). Distance() returns 0 for every pair
+// when the kernel has no NUMA support (numa_available() < 0). Never null.
+std::unique_ptr<NumaDistanceSource> NewLibnumaDistanceSource();
+
+// The hardware snapshot. Non-copyable; built only through the factories.
+//
+// NUMA locality rule for a PCI device: hwloc attaches the device below a CPU-side object (its
+// non-I/O ancestor: Package, Group, cache or Machine). The device's nodes are the NUMA nodes whose
+// locality is that object's or smaller (hwloc_get_local_numanode_objs with SMALLER_LOCALITY), so
+// a machine-wide CPU-less node is not reported for a device local to one package. When no node
+// is that local (the object is narrower than a node, e.g. an L3 cache), the nodes with the
+// smallest locality covering the object are used. Then:
+//   - on a machine with more than one NUMA node, a result that covers every node (typically a
+//     device attached at the Machine root because sysfs says numa_node = -1) means "unknown" and
+//     becomes EMPTY, so the kubelet receives no topology rather than a false "all nodes";
+//   - on a machine with exactly one NUMA node, a device anywhere (the root included) is local to
+//     that node and reports it: the answer is true, and it lets the kubelet's Topology Manager
+//     align the device with CPUs on single-socket nodes.
+class Topology {
+ public:
+  // Discovers the live host with hwloc (PCI devices and OS devices included). hwloc honours its
+  // environment: HWLOC_XMLFILE loads a file instead, HWLOC_PCI_LOCALITY overrides PCI locality.
+  // NUMA distances come from hwloc's "NUMALatency" matrix when it has one; otherwise from
+  // `distances` when given; otherwise, when the topology describes this machine (not an
+  // HWLOC_XMLFILE), from libnuma; otherwise they stay unknown (NumaDistance() returns 0).
+  // INTERNAL when hwloc cannot initialise or load.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<Topology>> FromHost(
+      std::unique_ptr<NumaDistanceSource> distances = nullptr);
+
+  // Loads an hwloc 2.x XML export (lstopo --of xml). Distances come only from the file.
+  // NOT_FOUND / PERMISSION_DENIED when the file cannot be read, INVALID_ARGUMENT when hwloc
+  // rejects its content; every error message names `path`. HWLOC_XMLFILE does not interfere.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<Topology>> FromXmlFile(
+      const std::string& path);
+
+  // Same as FromXmlFile() for XML text held in memory (borrowed for the call only).
+  // INVALID_ARGUMENT when it is empty or hwloc rejects it.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<Topology>> FromXmlBuffer(
+      std::string_view xml);
+
+  Topology(const Topology&) = delete;
+  Topology& operator=(const Topology&) = delete;
+  ~Topology();
+
+  // All NUMA nodes, ascending os_index. At least one on any topology hwloc loads.
+  const std::vector<NumaNode>& numa_nodes() const { return numa_nodes_; }
+
+  // All PCI devices (not bridges), ascending address.
+  const std::vector<PciDevice>& pci_devices() const { return pci_devices_; }
+
+  // Copies of the devices whose class_id is one of `class_ids`, ascending address. Empty when
+  // none matches.
+  std::vector<PciDevice> PciDevicesWithClass(std::initializer_list<uint16_t> class_ids) const;
+
+  // The device at `address`, or nullptr when there is none. Valid while this Topology lives.
+  const PciDevice* FindPciDevice(const PciAddress& address) const;
+
+  // The node with Linux number `os_index`, or nullptr. Valid while this Topology lives.
+  const NumaNode* FindNumaNode(int os_index) const;
+
+  // The SLIT distance between Linux NUMA nodes `from` and `to` (10 = local); 0 when unknown,
+  // including nodes that do not exist.
+  int NumaDistance(int from, int to) const;
+
+ private:
+  friend class internal::TopologyBuilder;
+  Topology() = default;
+
+  std::vector<NumaNode> numa_nodes_;
+  std::vector<PciDevice> pci_devices_;
+  // Row-major matrix over distance_nodes_ (Linux node numbers); 0 entries are unknown.
+  std::vector<int> distance_nodes_;
+  std::vector<int> distances_;
+};
+
+}  // namespace kdp
+
+#endif  // KDP_TOPOLOGY_H_

@@ -1,0 +1,67 @@
+#include "kdp/device_plugin.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "sdk/src/device_state.h"
+
+namespace kdp {
+
+const char* HealthName(Health health) {
+  return health == Health::kHealthy ? "Healthy" : "Unhealthy";
+}
+
+DevicePlugin::DevicePlugin(std::string resource_name)
+    : resource_name_(std::move(resource_name)),
+      state_(std::make_shared<internal::DeviceState>(resource_name_)) {}
+
+DevicePlugin::~DevicePlugin() = default;
+
+absl::StatusOr<ContainerAllocation> DevicePlugin::Allocate(const AllocateRequest& request) {
+  return DefaultAllocate(request);
+}
+
+void DevicePlugin::SetHealth(absl::Span<const std::string> ids, Health health) {
+  state_->SetHealth(ids, health);
+}
+
+void DevicePlugin::SetHealth(const std::string& id, Health health) {
+  state_->SetHealth(absl::MakeConstSpan(&id, 1), health);
+}
+
+absl::Status DevicePlugin::Refresh() {
+  KDP_ASSIGN_OR_RETURN(std::vector<Device> devices, Discover());
+  return state_->Replace(std::move(devices));
+}
+
+std::vector<Device> DevicePlugin::Devices() const { return *state_->Snapshot(); }
+
+absl::StatusOr<ContainerAllocation> DevicePlugin::DefaultAllocate(
+    const AllocateRequest& request) const {
+  internal::DeviceSnapshot snapshot = state_->Snapshot();
+  std::map<std::string_view, const Device*> by_id;
+  for (const Device& device : *snapshot) by_id.emplace(device.id, &device);
+
+  ContainerAllocation allocation;
+  auto append_unique = [](auto& list, const auto& item) {
+    if (std::find(list.begin(), list.end(), item) == list.end()) list.push_back(item);
+  };
+  for (const std::string& id : request.device_ids) {
+    auto it = by_id.find(id);
+    if (it == by_id.end()) {
+      return absl::NotFoundError(
+          absl::StrCat("device \"", id, "\" is not in the inventory of ", resource_name_));
+    }
+    const Device& device = *it->second;
+    for (const DeviceSpec& spec : device.specs) append_unique(allocation.devices, spec);
+    for (const Mount& mount : device.mounts) append_unique(allocation.mounts, mount);
+    for (const std::string& cdi : device.cdi_devices) append_unique(allocation.cdi_devices, cdi);
+    for (const auto& [name, value] : device.envs) allocation.envs.emplace(name, value);
+  }
+  return allocation;
+}
+
+}  // namespace kdp

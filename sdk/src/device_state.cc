@@ -1,0 +1,69 @@
+#include "sdk/src/device_state.h"
+
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace kdp::internal {
+
+absl::Status DeviceState::Replace(std::vector<Device> discovered) {
+  std::set<std::string> seen;
+  for (const Device& device : discovered) {
+    if (device.id.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Discover() of ", resource_name_, " returned a device with an empty ID"));
+    }
+    if (!seen.insert(device.id).second) {
+      return absl::InvalidArgumentError(absl::StrCat("Discover() of ", resource_name_,
+                                                     " returned device ID \"", device.id,
+                                                     "\" more than once"));
+    }
+  }
+  absl::MutexLock lock(&mu_);
+  discovered_ = std::move(discovered);
+  PublishLocked();
+  return absl::OkStatus();
+}
+
+void DeviceState::SetHealth(absl::Span<const std::string> ids, Health health) {
+  absl::MutexLock lock(&mu_);
+  for (const std::string& id : ids) overrides_[id] = health;
+  PublishLocked();
+}
+
+DeviceSnapshot DeviceState::Snapshot() const {
+  absl::MutexLock lock(&mu_);
+  return snapshot_;
+}
+
+void DeviceState::Subscribe(DeviceSubscriber* subscriber) {
+  absl::MutexLock lock(&mu_);
+  subscribers_.insert(subscriber);
+  subscriber->OnDevices(snapshot_);
+}
+
+void DeviceState::Unsubscribe(DeviceSubscriber* subscriber) {
+  absl::MutexLock lock(&mu_);
+  subscribers_.erase(subscriber);
+}
+
+int DeviceState::generation() const {
+  absl::MutexLock lock(&mu_);
+  return generation_;
+}
+
+void DeviceState::PublishLocked() {
+  auto next = std::make_shared<std::vector<Device>>(discovered_);
+  for (Device& device : *next) {
+    if (auto it = overrides_.find(device.id); it != overrides_.end()) device.health = it->second;
+  }
+  // Full-snapshot semantics make a repeat harmless, but an unchanged list is not worth a message
+  // (nor, on the kubelet side, a checkpoint write).
+  if (generation_ > 0 && *next == *snapshot_) return;
+  snapshot_ = std::move(next);
+  ++generation_;
+  for (DeviceSubscriber* subscriber : subscribers_) subscriber->OnDevices(snapshot_);
+}
+
+}  // namespace kdp::internal

@@ -1,0 +1,68 @@
+// DeviceState holds one plugin's inventory (Discover() results with health overrides applied) and
+// fans every change out to its subscribers (the open ListAndWatch streams) as an immutable full
+// snapshot. Private to the SDK.
+//
+// Thread-safe. Subscribers are called with the state's lock held, so they must only park or start
+// a write and never call back into the DeviceState.
+#ifndef KDP_SDK_SRC_DEVICE_STATE_H_
+#define KDP_SDK_SRC_DEVICE_STATE_H_
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
+#include "kdp/device_plugin.h"
+
+namespace kdp::internal {
+
+using DeviceSnapshot = std::shared_ptr<const std::vector<Device>>;
+
+class DeviceSubscriber {
+ public:
+  virtual ~DeviceSubscriber() = default;
+  // Receives every new snapshot; called with the DeviceState's lock held.
+  virtual void OnDevices(DeviceSnapshot snapshot) = 0;
+};
+
+class DeviceState {
+ public:
+  explicit DeviceState(std::string resource_name) : resource_name_(std::move(resource_name)) {}
+
+  // Replaces the discovered inventory. INVALID_ARGUMENT (naming the device) for an empty or
+  // duplicate ID; the previous inventory is kept then. Publishes when anything changed.
+  [[nodiscard]] absl::Status Replace(std::vector<Device> discovered) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Records a health override for `ids`; publishes when an effective health changed.
+  void SetHealth(absl::Span<const std::string> ids, Health health) ABSL_LOCKS_EXCLUDED(mu_);
+
+  DeviceSnapshot Snapshot() const ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Adds `subscriber` and hands it the current snapshot before any later one, atomically.
+  void Subscribe(DeviceSubscriber* subscriber) ABSL_LOCKS_EXCLUDED(mu_);
+  // After it returns, `subscriber` is never called again.
+  void Unsubscribe(DeviceSubscriber* subscriber) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Number of snapshots published so far (the first Replace() included).
+  int generation() const ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  void PublishLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const std::string resource_name_;
+  mutable absl::Mutex mu_;
+  std::vector<Device> discovered_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, Health> overrides_ ABSL_GUARDED_BY(mu_);
+  DeviceSnapshot snapshot_ ABSL_GUARDED_BY(mu_) = std::make_shared<const std::vector<Device>>();
+  std::set<DeviceSubscriber*> subscribers_ ABSL_GUARDED_BY(mu_);
+  int generation_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace kdp::internal
+
+#endif  // KDP_SDK_SRC_DEVICE_STATE_H_

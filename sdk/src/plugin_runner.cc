@@ -1,0 +1,378 @@
+#include "kdp/plugin_runner.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <set>
+#include <thread>
+#include <utility>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "common/grpc_status.h"
+#include "common/logging.h"
+#include "common/resource_name.h"
+#include "common/status_macros.h"
+#include "common/unix_socket.h"
+#include "deviceplugin/v1beta1/api.grpc.pb.h"
+#include "sdk/src/device_state.h"
+#include "sdk/src/plugin_service.h"
+
+namespace kdp {
+
+std::string SocketNameFor(const std::string& resource_name) {
+  std::string name = resource_name;
+  std::replace(name.begin(), name.end(), '/', '_');
+  return name + ".sock";
+}
+
+namespace internal {
+namespace {
+
+constexpr char kKubeletSocketName[] = "kubelet.sock";
+// The supervisor re-checks the sockets this often even without an inotify event, so a missed or
+// overflowed event delays re-registration by at most this much.
+constexpr absl::Duration kRecheckInterval = absl::Seconds(1);
+
+ino_t InodeOf(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
+}  // namespace
+
+// One plugin served on its own socket.
+struct ServedPlugin {
+  DevicePlugin* plugin;
+  std::shared_ptr<DeviceState> state;
+  std::string socket_name;
+  std::string socket_path;
+  std::unique_ptr<PluginService> service;
+  std::unique_ptr<grpc::Server> server;
+  // Registration bookkeeping (supervisor thread only).
+  bool needs_registration = true;
+  ino_t registered_kubelet_inode = 0;
+  absl::Time next_attempt = absl::InfinitePast();
+  absl::Duration backoff = absl::ZeroDuration();
+};
+
+class RunnerImpl {
+ public:
+  RunnerImpl(RunnerOptions options, std::vector<std::unique_ptr<DevicePlugin>> plugins)
+      : options_(std::move(options)),
+        plugins_dir_(absl::StrCat(options_.kubelet_root, "/device-plugins")),
+        kubelet_socket_(absl::StrCat(plugins_dir_, "/", kKubeletSocketName)),
+        owned_(std::move(plugins)) {
+    for (auto& plugin : owned_) {
+      auto served = std::make_unique<ServedPlugin>();
+      served->plugin = plugin.get();
+      served->state = plugin->state_;
+      served->socket_name = SocketNameFor(plugin->resource_name());
+      served->socket_path = absl::StrCat(plugins_dir_, "/", served->socket_name);
+      served_.push_back(std::move(served));
+    }
+  }
+
+  ~RunnerImpl() { Stop(); }
+
+  absl::Status Validate() const {
+    std::set<std::string> names;
+    for (const auto& served : served_) {
+      KDP_RETURN_IF_ERROR(ValidateExtendedResourceName(served->plugin->resource_name()));
+      if (!names.insert(served->plugin->resource_name()).second) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "resource ", served->plugin->resource_name(), " is served by more than one plugin"));
+      }
+      if (served->socket_path.size() > kMaxUnixSocketPath) {
+        return absl::InvalidArgumentError(absl::StrCat("socket path ", served->socket_path,
+                                                       " is longer than ", kMaxUnixSocketPath,
+                                                       " bytes, the unix socket limit"));
+      }
+    }
+    if (served_.empty()) return absl::InvalidArgumentError("no device plugins to run");
+    return absl::OkStatus();
+  }
+
+  absl::Status Start() {
+    {
+      absl::MutexLock lock(&mu_);
+      if (started_) return absl::FailedPreconditionError("PluginRunner already started");
+      started_ = true;
+    }
+    KDP_RETURN_IF_ERROR(MakeDirectories(plugins_dir_));
+    for (auto& served : served_) {
+      KDP_ASSIGN_OR_RETURN(std::vector<Device> devices, served->plugin->Discover());
+      KDP_RETURN_IF_ERROR(served->state->Replace(std::move(devices)));
+      KDP_RETURN_IF_ERROR(Serve(*served));
+    }
+    inotify_fd_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (inotify_fd_ < 0 ||
+        ::inotify_add_watch(inotify_fd_, plugins_dir_.c_str(),
+                            IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM) < 0) {
+      KDP_LOG_WARNING("inotify unavailable; polling for kubelet restarts", "dir", plugins_dir_,
+                      "err", std::strerror(errno));
+    }
+    wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    supervisor_ = std::thread([this] { Supervise(); });
+    return absl::OkStatus();
+  }
+
+  void Stop() {
+    {
+      absl::MutexLock lock(&mu_);
+      if (stopping_) {
+        mu_.Await(absl::Condition(&stopped_));
+        return;
+      }
+      stopping_ = true;
+    }
+    if (wake_fd_ >= 0) {
+      uint64_t one = 1;
+      [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof(one));
+    }
+    if (supervisor_.joinable()) supervisor_.join();
+    for (auto& served : served_) Unserve(*served, /*remove_socket=*/true);
+    if (inotify_fd_ >= 0) ::close(inotify_fd_);
+    if (wake_fd_ >= 0) ::close(wake_fd_);
+    inotify_fd_ = wake_fd_ = -1;
+    absl::MutexLock lock(&mu_);
+    stopped_ = true;
+  }
+
+  int registrations() const {
+    absl::MutexLock lock(&mu_);
+    return registrations_;
+  }
+
+  bool WaitForRegistrations(int count, absl::Duration timeout) const {
+    absl::MutexLock lock(&mu_);
+    auto enough = [this, count]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return registrations_ >= count;
+    };
+    return mu_.AwaitWithTimeout(absl::Condition(&enough), timeout);
+  }
+
+ private:
+  absl::Status Serve(ServedPlugin& served) {
+    KDP_RETURN_IF_ERROR(RemoveSocketIfPresent(served.socket_path));
+    served.service = std::make_unique<PluginService>(served.plugin, served.state);
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort(UnixTarget(served.socket_path), grpc::InsecureServerCredentials());
+    builder.RegisterService(served.service.get());
+    served.server = builder.BuildAndStart();
+    if (served.server == nullptr) {
+      served.service.reset();
+      return absl::InternalError(absl::StrCat("cannot serve ", served.plugin->resource_name(),
+                                              " on ", served.socket_path));
+    }
+    KDP_LOG_INFO("Serving device plugin", "resourceName", served.plugin->resource_name(),
+                 "socket", served.socket_path, "preStartRequired",
+                 served.service->options().pre_start_required(), "getPreferredAllocation",
+                 served.service->options().get_preferred_allocation_available());
+    return absl::OkStatus();
+  }
+
+  void Unserve(ServedPlugin& served, bool remove_socket) {
+    if (served.server != nullptr) {
+      served.server->Shutdown(std::chrono::system_clock::now() +
+                              absl::ToChronoNanoseconds(options_.shutdown_grace));
+      served.service->WaitForStreams();
+      served.server.reset();
+      served.service.reset();
+    }
+    // Only our own socket: a kubelet may already have replaced the directory's contents.
+    if (remove_socket) (void)RemoveSocketIfPresent(served.socket_path);
+  }
+
+  absl::Status Register(ServedPlugin& served) {
+    auto channel = grpc::CreateChannel(UnixTarget(kubelet_socket_),
+                                       grpc::InsecureChannelCredentials());
+    auto stub = v1beta1::Registration::NewStub(channel);
+    v1beta1::RegisterRequest request;
+    request.set_version("v1beta1");
+    request.set_endpoint(served.socket_name);
+    request.set_resource_name(served.plugin->resource_name());
+    *request.mutable_options() = served.service->options();
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         absl::ToChronoNanoseconds(options_.register_timeout));
+    v1beta1::Empty response;
+    return FromGrpcStatus(stub->Register(&context, request, &response));
+  }
+
+  bool Stopping() {
+    absl::MutexLock lock(&mu_);
+    return stopping_;
+  }
+
+  // Drains inotify events; marks plugins whose registration must be redone.
+  void DrainEvents() {
+    alignas(inotify_event) char buffer[4096];
+    for (;;) {
+      ssize_t n = ::read(inotify_fd_, buffer, sizeof(buffer));
+      if (n <= 0) return;
+      for (char* p = buffer; p < buffer + n;) {
+        auto* event = reinterpret_cast<inotify_event*>(p);
+        std::string name = event->len > 0 ? event->name : "";
+        if (name == kKubeletSocketName && (event->mask & (IN_CREATE | IN_MOVED_TO))) {
+          KDP_LOG_INFO("kubelet.sock created; registering again", "socket", kubelet_socket_);
+          for (auto& served : served_) Reschedule(*served);
+        }
+        for (auto& served : served_) {
+          if (name == served->socket_name && (event->mask & (IN_DELETE | IN_MOVED_FROM))) {
+            Reschedule(*served);
+          }
+        }
+        p += sizeof(inotify_event) + event->len;
+      }
+    }
+  }
+
+  static void Reschedule(ServedPlugin& served) {
+    served.needs_registration = true;
+    served.next_attempt = absl::InfinitePast();
+    served.backoff = absl::ZeroDuration();
+  }
+
+  // Notices the restart signals the upstream stub relies on, even when an event was missed: our
+  // socket gone, or kubelet.sock replaced since we registered.
+  void Recheck() {
+    ino_t kubelet_inode = InodeOf(kubelet_socket_);
+    for (auto& served : served_) {
+      if (served->needs_registration) continue;
+      if (!IsSocket(served->socket_path) ||
+          (kubelet_inode != 0 && kubelet_inode != served->registered_kubelet_inode)) {
+        Reschedule(*served);
+      }
+    }
+  }
+
+  void AttemptRegistrations() {
+    absl::Time now = absl::Now();
+    for (auto& served : served_) {
+      if (!served->needs_registration || now < served->next_attempt) continue;
+      absl::Status status = absl::OkStatus();
+      if (!IsSocket(served->socket_path)) {
+        // The kubelet removed our socket when it restarted: serve again before registering.
+        KDP_LOG_INFO("Plugin socket gone; serving again", "socket", served->socket_path);
+        Unserve(*served, /*remove_socket=*/false);
+        status = Serve(*served);
+      }
+      ino_t kubelet_inode = InodeOf(kubelet_socket_);
+      if (status.ok()) status = Register(*served);
+      if (status.ok()) {
+        served->needs_registration = false;
+        served->registered_kubelet_inode = kubelet_inode;
+        served->backoff = absl::ZeroDuration();
+        KDP_LOG_INFO("Registered with kubelet", "resourceName", served->plugin->resource_name(),
+                     "endpoint", served->socket_name);
+        absl::MutexLock lock(&mu_);
+        ++registrations_;
+        continue;
+      }
+      served->backoff = served->backoff == absl::ZeroDuration()
+                            ? options_.initial_backoff
+                            : std::min(served->backoff * 2, options_.max_backoff);
+      served->next_attempt = absl::Now() + served->backoff;
+      KDP_LOG_WARNING("Registration failed; retrying", "resourceName",
+                      served->plugin->resource_name(), "err", status.ToString(), "retryIn",
+                      absl::FormatDuration(served->backoff));
+    }
+  }
+
+  absl::Duration NextWait() const {
+    absl::Duration wait = kRecheckInterval;
+    absl::Time now = absl::Now();
+    for (const auto& served : served_) {
+      if (served->needs_registration) wait = std::min(wait, served->next_attempt - now);
+    }
+    return std::max(wait, absl::ZeroDuration());
+  }
+
+  void Supervise() {
+    while (!Stopping()) {
+      AttemptRegistrations();
+      pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {inotify_fd_, POLLIN, 0}};
+      int timeout_ms = static_cast<int>(absl::ToInt64Milliseconds(NextWait()));
+      int ready = ::poll(fds, inotify_fd_ >= 0 ? 2 : 1, timeout_ms);
+      if (ready > 0 && (fds[1].revents & POLLIN)) DrainEvents();
+      Recheck();
+    }
+  }
+
+  const RunnerOptions options_;
+  const std::string plugins_dir_;
+  const std::string kubelet_socket_;
+  const std::vector<std::unique_ptr<DevicePlugin>> owned_;
+  std::vector<std::unique_ptr<ServedPlugin>> served_;  // Supervisor thread, or before/after it.
+  int inotify_fd_ = -1;
+  int wake_fd_ = -1;
+  std::thread supervisor_;
+
+  mutable absl::Mutex mu_;
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  int registrations_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace internal
+
+absl::StatusOr<std::unique_ptr<PluginRunner>> PluginRunner::Create(
+    RunnerOptions options, std::vector<std::unique_ptr<DevicePlugin>> plugins) {
+  for (const auto& plugin : plugins) {
+    if (plugin == nullptr) return absl::InvalidArgumentError("null DevicePlugin");
+  }
+  if (options.kubelet_root.empty()) return absl::InvalidArgumentError("empty kubelet root");
+  auto impl = std::make_unique<internal::RunnerImpl>(std::move(options), std::move(plugins));
+  KDP_RETURN_IF_ERROR(impl->Validate());
+  return std::unique_ptr<PluginRunner>(new PluginRunner(std::move(impl)));
+}
+
+PluginRunner::PluginRunner(std::unique_ptr<internal::RunnerImpl> impl) : impl_(std::move(impl)) {}
+PluginRunner::~PluginRunner() { impl_->Stop(); }
+absl::Status PluginRunner::Start() { return impl_->Start(); }
+void PluginRunner::Stop() { impl_->Stop(); }
+int PluginRunner::registrations() const { return impl_->registrations(); }
+bool PluginRunner::WaitForRegistrations(int count, absl::Duration timeout) const {
+  return impl_->WaitForRegistrations(count, timeout);
+}
+
+int RunPluginsUntilSignal(RunnerOptions options,
+                          std::vector<std::unique_ptr<DevicePlugin>> plugins) {
+  // Block the signals before any thread exists, so every thread inherits the mask and only
+  // sigwait() below sees them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  absl::StatusOr<std::unique_ptr<PluginRunner>> runner =
+      PluginRunner::Create(std::move(options), std::move(plugins));
+  if (!runner.ok()) {
+    KDP_LOG_ERROR("Invalid plugin configuration", "err", runner.status().ToString());
+    return 1;
+  }
+  if (absl::Status status = (*runner)->Start(); !status.ok()) {
+    KDP_LOG_ERROR("Plugin runner failed to start", "err", status.ToString());
+    (*runner)->Stop();
+    return 1;
+  }
+  int received = 0;
+  sigwait(&signals, &received);
+  KDP_LOG_INFO("Signal received; shutting down", "signal", strsignal(received));
+  (*runner)->Stop();
+  return 0;
+}
+
+}  // namespace kdp

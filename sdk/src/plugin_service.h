@@ -1,0 +1,72 @@
+// PluginService is the gRPC face of one DevicePlugin: the v1beta1.DevicePlugin service with
+// ListAndWatch on the callback API (one ListAndWatchReactor per stream, fed full snapshots by the
+// plugin's DeviceState) and the unary methods on the sync API, where vendor code may block.
+// Private to the SDK.
+//
+// Thread-safe. The owner must shut the grpc::Server down and then call WaitForStreams() before
+// destroying the service.
+#ifndef KDP_SDK_SRC_PLUGIN_SERVICE_H_
+#define KDP_SDK_SRC_PLUGIN_SERVICE_H_
+
+#include <memory>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "deviceplugin/v1beta1/api.grpc.pb.h"
+#include "kdp/device_plugin.h"
+#include "sdk/src/device_state.h"
+
+namespace kdp::internal {
+
+// Converts a snapshot into the wire message (topology only for devices with NUMA nodes).
+v1beta1::ListAndWatchResponse ToListAndWatchResponse(const std::vector<Device>& devices);
+// Converts a vendor answer into the wire message.
+v1beta1::ContainerAllocateResponse ToContainerAllocateResponse(const ContainerAllocation& in);
+
+class PluginService final
+    : public v1beta1::DevicePlugin::WithCallbackMethod_ListAndWatch<v1beta1::DevicePlugin::Service> {
+ public:
+  PluginService(DevicePlugin* plugin, std::shared_ptr<DeviceState> state);
+  ~PluginService() override;
+
+  // The options derived from the capabilities `plugin` implements.
+  const v1beta1::DevicePluginOptions& options() const { return options_; }
+
+  grpc::Status GetDevicePluginOptions(grpc::ServerContext* context, const v1beta1::Empty* request,
+                                      v1beta1::DevicePluginOptions* response) override;
+  grpc::ServerWriteReactor<v1beta1::ListAndWatchResponse>* ListAndWatch(
+      grpc::CallbackServerContext* context, const v1beta1::Empty* request) override;
+  grpc::Status GetPreferredAllocation(grpc::ServerContext* context,
+                                      const v1beta1::PreferredAllocationRequest* request,
+                                      v1beta1::PreferredAllocationResponse* response) override;
+  grpc::Status Allocate(grpc::ServerContext* context, const v1beta1::AllocateRequest* request,
+                        v1beta1::AllocateResponse* response) override;
+  grpc::Status PreStartContainer(grpc::ServerContext* context,
+                                 const v1beta1::PreStartContainerRequest* request,
+                                 v1beta1::PreStartContainerResponse* response) override;
+
+  // Blocks until every ListAndWatch reactor created by this service is done.
+  void WaitForStreams() ABSL_LOCKS_EXCLUDED(mu_);
+  int open_streams() const ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Called by reactors.
+  void StreamStarted() ABSL_LOCKS_EXCLUDED(mu_);
+  void StreamDone() ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  // INVALID_ARGUMENT naming the first ID not in the current inventory.
+  absl::Status CheckKnown(const google::protobuf::RepeatedPtrField<std::string>& ids) const;
+
+  DevicePlugin* const plugin_;
+  PreferredAllocator* const preferred_;
+  ContainerPreStarter* const pre_starter_;
+  const std::shared_ptr<DeviceState> state_;
+  v1beta1::DevicePluginOptions options_;
+
+  mutable absl::Mutex mu_;
+  int open_streams_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace kdp::internal
+
+#endif  // KDP_SDK_SRC_PLUGIN_SERVICE_H_

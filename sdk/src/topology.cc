@@ -1,0 +1,413 @@
+// kdp::Topology on hwloc 2.x. Every hwloc object is copied into kdp's value types and the hwloc
+// topology is destroyed before a factory returns, so no hwloc handle outlives the call.
+#include "kdp/topology.h"
+
+#include <hwloc.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+
+namespace kdp {
+
+// ---------------------------------------------------------------------------------------------
+// PciAddress
+
+namespace {
+
+// Parses 1..max_digits hex digits (either case) into `out`; false on anything else.
+bool ParseHex(std::string_view text, size_t max_digits, uint32_t* out) {
+  if (text.empty() || text.size() > max_digits) return false;
+  uint32_t value = 0;
+  for (char c : text) {
+    uint32_t digit;
+    if (c >= '0' && c <= '9') {
+      digit = static_cast<uint32_t>(c - '0');
+    } else if (c >= 'a' && c <= 'f') {
+      digit = static_cast<uint32_t>(c - 'a' + 10);
+    } else if (c >= 'A' && c <= 'F') {
+      digit = static_cast<uint32_t>(c - 'A' + 10);
+    } else {
+      return false;
+    }
+    value = value * 16 + digit;
+  }
+  *out = value;
+  return true;
+}
+
+}  // namespace
+
+std::string PciAddress::ToString() const {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%04x:%02x:%02x.%x", static_cast<unsigned>(domain),
+                static_cast<unsigned>(bus), static_cast<unsigned>(device),
+                static_cast<unsigned>(function));
+  return buf;
+}
+
+absl::StatusOr<PciAddress> PciAddress::Parse(std::string_view text) {
+  auto invalid = [text](std::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat("invalid PCI address \"", std::string(text),
+                                                   "\": ", std::string(why),
+                                                   " (want DDDD:BB:DD.F or BB:DD.F)"));
+  };
+  // Split off "DD.F" after the last ':'.
+  const size_t last_colon = text.rfind(':');
+  if (last_colon == std::string_view::npos) return invalid("no ':'");
+  const std::string_view head = text.substr(0, last_colon);
+  const std::string_view tail = text.substr(last_colon + 1);
+  const size_t first_colon = head.find(':');
+  const bool has_domain = first_colon != std::string_view::npos;
+  const std::string_view bus_text = has_domain ? head.substr(first_colon + 1) : head;
+  const size_t dot = tail.find('.');
+  if (dot == std::string_view::npos) return invalid("no '.' before the function");
+
+  PciAddress address;
+  uint32_t value = 0;
+  if (has_domain) {
+    if (!ParseHex(head.substr(0, first_colon), 8, &value)) return invalid("bad domain");
+    address.domain = value;
+  }
+  if (!ParseHex(bus_text, 2, &value)) return invalid("bad bus");
+  address.bus = static_cast<uint8_t>(value);
+  if (!ParseHex(tail.substr(0, dot), 2, &value) || value > 0x1f) return invalid("bad device");
+  address.device = static_cast<uint8_t>(value);
+  if (!ParseHex(tail.substr(dot + 1), 1, &value) || value > 7) return invalid("bad function");
+  address.function = static_cast<uint8_t>(value);
+  return address;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Topology
+
+Topology::~Topology() = default;
+
+std::vector<PciDevice> Topology::PciDevicesWithClass(
+    std::initializer_list<uint16_t> class_ids) const {
+  std::vector<PciDevice> out;
+  for (const PciDevice& device : pci_devices_) {
+    if (std::find(class_ids.begin(), class_ids.end(), device.class_id) != class_ids.end()) {
+      out.push_back(device);
+    }
+  }
+  return out;
+}
+
+const PciDevice* Topology::FindPciDevice(const PciAddress& address) const {
+  auto it = std::lower_bound(
+      pci_devices_.begin(), pci_devices_.end(), address,
+      [](const PciDevice& device, const PciAddress& a) { return device.address < a; });
+  if (it == pci_devices_.end() || it->address != address) return nullptr;
+  return &*it;
+}
+
+const NumaNode* Topology::FindNumaNode(int os_index) const {
+  auto it = std::lower_bound(numa_nodes_.begin(), numa_nodes_.end(), os_index,
+                             [](const NumaNode& node, int index) { return node.os_index < index; });
+  if (it == numa_nodes_.end() || it->os_index != os_index) return nullptr;
+  return &*it;
+}
+
+int Topology::NumaDistance(int from, int to) const {
+  const auto from_it = std::find(distance_nodes_.begin(), distance_nodes_.end(), from);
+  const auto to_it = std::find(distance_nodes_.begin(), distance_nodes_.end(), to);
+  if (from_it == distance_nodes_.end() || to_it == distance_nodes_.end()) return 0;
+  const size_t n = distance_nodes_.size();
+  const auto row = static_cast<size_t>(std::distance(distance_nodes_.begin(), from_it));
+  const auto column = static_cast<size_t>(std::distance(distance_nodes_.begin(), to_it));
+  return distances_[row * n + column];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Building from hwloc
+
+namespace {
+
+struct HwlocTopologyDeleter {
+  void operator()(hwloc_topology_t topology) const { hwloc_topology_destroy(topology); }
+};
+using HwlocTopologyPtr = std::unique_ptr<hwloc_topology, HwlocTopologyDeleter>;
+
+std::string ErrnoText(int error) { return error == 0 ? "unknown error" : std::strerror(error); }
+
+// A fresh topology with I/O discovery on. In hwloc 2.x bridges, PCI devices and OS devices are
+// filtered out (KEEP_NONE) unless asked for; KEEP_IMPORTANT keeps GPUs, NICs, storage and
+// accelerators and only the bridges that lead to them.
+absl::StatusOr<HwlocTopologyPtr> NewHwlocTopology() {
+  hwloc_topology_t raw = nullptr;
+  if (hwloc_topology_init(&raw) != 0) {
+    return absl::InternalError(absl::StrCat("hwloc_topology_init failed: ", ErrnoText(errno)));
+  }
+  HwlocTopologyPtr topology(raw);
+  if (hwloc_topology_set_io_types_filter(raw, HWLOC_TYPE_FILTER_KEEP_IMPORTANT) != 0) {
+    return absl::InternalError(
+        absl::StrCat("hwloc_topology_set_io_types_filter failed: ", ErrnoText(errno)));
+  }
+  return topology;
+}
+
+std::vector<hwloc_obj_t> NumaNodeObjects(hwloc_topology_t topology) {
+  std::vector<hwloc_obj_t> out;
+  for (hwloc_obj_t node = hwloc_get_next_obj_by_type(topology, HWLOC_OBJ_NUMANODE, nullptr);
+       node != nullptr; node = hwloc_get_next_obj_by_type(topology, HWLOC_OBJ_NUMANODE, node)) {
+    if (node->os_index != HWLOC_UNKNOWN_INDEX) out.push_back(node);
+  }
+  return out;
+}
+
+int CpusetWeight(hwloc_obj_t object) {
+  return object->cpuset == nullptr ? INT_MAX : hwloc_bitmap_weight(object->cpuset);
+}
+
+// True when `a` is a better home (or locality) node than `b`: smaller locality, then lower
+// Linux number.
+bool MoreLocal(hwloc_obj_t a, hwloc_obj_t b) {
+  const int wa = CpusetWeight(a);
+  const int wb = CpusetWeight(b);
+  if (wa != wb) return wa < wb;
+  return a->os_index < b->os_index;
+}
+
+std::vector<NumaNode> CollectNumaNodes(hwloc_topology_t topology,
+                                       const std::vector<hwloc_obj_t>& node_objects) {
+  std::vector<NumaNode> nodes;
+  nodes.reserve(node_objects.size());
+  for (hwloc_obj_t object : node_objects) {
+    NumaNode node;
+    node.os_index = static_cast<int>(object->os_index);
+    node.memory_bytes = object->attr != nullptr ? object->attr->numanode.local_memory : 0;
+    nodes.push_back(std::move(node));
+  }
+  // hwloc gives a CPU-less node the cpuset of the object it is attached to (its locality), so a
+  // node's cpuset is not its CPU list. Each PU goes to its most local node instead (see NumaNode).
+  for (hwloc_obj_t pu = hwloc_get_next_obj_by_type(topology, HWLOC_OBJ_PU, nullptr); pu != nullptr;
+       pu = hwloc_get_next_obj_by_type(topology, HWLOC_OBJ_PU, pu)) {
+    if (pu->os_index == HWLOC_UNKNOWN_INDEX) continue;
+    size_t best = node_objects.size();
+    for (size_t i = 0; i < node_objects.size(); ++i) {
+      hwloc_const_cpuset_t cpuset = node_objects[i]->cpuset;
+      if (cpuset == nullptr || !hwloc_bitmap_isset(cpuset, pu->os_index)) continue;
+      if (best == node_objects.size() || MoreLocal(node_objects[i], node_objects[best])) best = i;
+    }
+    if (best != node_objects.size()) nodes[best].cpus.push_back(static_cast<int>(pu->os_index));
+  }
+  for (NumaNode& node : nodes) std::sort(node.cpus.begin(), node.cpus.end());
+  std::sort(nodes.begin(), nodes.end(),
+            [](const NumaNode& a, const NumaNode& b) { return a.os_index < b.os_index; });
+  return nodes;
+}
+
+// hwloc_get_local_numanode_objs for `location` with `flags`; empty on error.
+std::vector<hwloc_obj_t> LocalNumaNodeObjects(hwloc_topology_t topology, hwloc_obj_t location,
+                                              unsigned long flags, size_t node_count) {
+  std::vector<hwloc_obj_t> buffer(node_count, nullptr);
+  unsigned nr = static_cast<unsigned>(buffer.size());
+  hwloc_location where;
+  where.type = HWLOC_LOCATION_TYPE_OBJECT;
+  where.location.object = location;
+  if (hwloc_get_local_numanode_objs(topology, &where, &nr, buffer.data(), flags) != 0) return {};
+  buffer.resize(std::min<size_t>(nr, buffer.size()));
+  return buffer;
+}
+
+// Linux NUMA node numbers of a PCI device, following the rule documented on kdp::Topology.
+std::vector<int> DeviceNumaNodes(hwloc_topology_t topology, hwloc_obj_t pci_device,
+                                 size_t node_count) {
+  if (node_count == 0) return {};
+  hwloc_obj_t ancestor = hwloc_get_non_io_ancestor_obj(topology, pci_device);
+  if (ancestor == nullptr || ancestor->cpuset == nullptr) return {};
+  // Nodes at the ancestor's locality or inside it. Not ancestor->nodeset: that also holds nodes
+  // of larger locality (a machine-wide CPU-less node would show up under every package).
+  std::vector<hwloc_obj_t> found = LocalNumaNodeObjects(
+      topology, ancestor, HWLOC_LOCAL_NUMANODE_FLAG_SMALLER_LOCALITY, node_count);
+  if (found.empty()) {
+    // The ancestor is narrower than any node (an L3 cache, a die): take the closest covering
+    // nodes, those with the smallest locality.
+    found = LocalNumaNodeObjects(topology, ancestor, HWLOC_LOCAL_NUMANODE_FLAG_LARGER_LOCALITY,
+                                 node_count);
+    if (!found.empty()) {
+      const int smallest = CpusetWeight(*std::min_element(found.begin(), found.end(), MoreLocal));
+      std::erase_if(found, [smallest](hwloc_obj_t node) { return CpusetWeight(node) != smallest; });
+    }
+  }
+  std::vector<int> nodes;
+  for (hwloc_obj_t node : found) {
+    if (node->os_index != HWLOC_UNKNOWN_INDEX) nodes.push_back(static_cast<int>(node->os_index));
+  }
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  // Every node of a multi-node machine is "we do not know" (attached at the root), not a fact.
+  if (node_count > 1 && nodes.size() >= node_count) return {};
+  return nodes;
+}
+
+std::vector<PciDevice> CollectPciDevices(hwloc_topology_t topology, size_t node_count) {
+  std::vector<PciDevice> devices;
+  for (hwloc_obj_t object = hwloc_get_next_pcidev(topology, nullptr); object != nullptr;
+       object = hwloc_get_next_pcidev(topology, object)) {
+    const auto& pci = object->attr->pcidev;
+    PciDevice device;
+    device.address.domain = static_cast<uint32_t>(pci.domain);
+    device.address.bus = pci.bus;
+    device.address.device = pci.dev;
+    device.address.function = pci.func;
+    device.vendor_id = pci.vendor_id;
+    device.device_id = pci.device_id;
+    device.class_id = pci.class_id;
+    device.numa_nodes = DeviceNumaNodes(topology, object, node_count);
+    for (hwloc_obj_t child = object->io_first_child; child != nullptr;
+         child = child->next_sibling) {
+      if (child->type == HWLOC_OBJ_OS_DEVICE && child->name != nullptr) {
+        device.os_devices.emplace_back(child->name);
+      }
+    }
+    devices.push_back(std::move(device));
+  }
+  std::sort(devices.begin(), devices.end(),
+            [](const PciDevice& a, const PciDevice& b) { return a.address < b.address; });
+  return devices;
+}
+
+// Reads hwloc's "NUMALatency" matrix (from the SLIT on Linux, or from XML). False when absent.
+bool ReadNumaLatency(hwloc_topology_t topology, std::vector<int>* nodes, std::vector<int>* values) {
+  unsigned nr = 1;
+  hwloc_distances_s* distances = nullptr;
+  if (hwloc_distances_get_by_name(topology, "NUMALatency", &nr, &distances, 0) != 0 || nr == 0 ||
+      distances == nullptr) {
+    return false;
+  }
+  const unsigned n = distances->nbobjs;
+  bool usable = n > 0;
+  for (unsigned i = 0; usable && i < n; ++i) {
+    usable = distances->objs[i] != nullptr && distances->objs[i]->type == HWLOC_OBJ_NUMANODE &&
+             distances->objs[i]->os_index != HWLOC_UNKNOWN_INDEX;
+  }
+  if (usable) {
+    nodes->clear();
+    values->clear();
+    for (unsigned i = 0; i < n; ++i)
+      nodes->push_back(static_cast<int>(distances->objs[i]->os_index));
+    for (unsigned i = 0; i < n * n; ++i) {
+      values->push_back(static_cast<int>(std::min<hwloc_uint64_t>(distances->values[i], INT_MAX)));
+    }
+  }
+  hwloc_distances_release(topology, distances);
+  return usable;
+}
+
+}  // namespace
+
+namespace internal {
+
+// Copies a loaded hwloc topology into a kdp::Topology. `fallback` supplies distances when hwloc
+// has no NUMALatency matrix; may be null.
+class TopologyBuilder {
+ public:
+  static std::unique_ptr<Topology> Build(hwloc_topology_t topology,
+                                         const NumaDistanceSource* fallback) {
+    std::unique_ptr<Topology> result(new Topology());
+    const std::vector<hwloc_obj_t> node_objects = NumaNodeObjects(topology);
+    result->numa_nodes_ = CollectNumaNodes(topology, node_objects);
+    result->pci_devices_ = CollectPciDevices(topology, node_objects.size());
+    if (!ReadNumaLatency(topology, &result->distance_nodes_, &result->distances_) &&
+        fallback != nullptr) {
+      for (const NumaNode& node : result->numa_nodes_) {
+        result->distance_nodes_.push_back(node.os_index);
+      }
+      for (int from : result->distance_nodes_) {
+        for (int to : result->distance_nodes_) {
+          result->distances_.push_back(std::max(0, fallback->Distance(from, to)));
+        }
+      }
+    }
+    return result;
+  }
+};
+
+}  // namespace internal
+
+namespace {
+
+// Loads `xml` (hwloc 2.x XML text); `origin` names the file or buffer in errors.
+absl::StatusOr<std::unique_ptr<Topology>> LoadXml(std::string_view xml, const std::string& origin) {
+  if (xml.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("empty hwloc XML topology in ", origin));
+  }
+  if (xml.size() >= static_cast<size_t>(INT_MAX)) {
+    return absl::InvalidArgumentError(absl::StrCat("hwloc XML topology too large in ", origin));
+  }
+  KDP_ASSIGN_OR_RETURN(HwlocTopologyPtr topology, NewHwlocTopology());
+  // hwloc's own (non-libxml) parser wants a NUL-terminated buffer whose size counts the NUL, as
+  // hwloc_topology_export_xmlbuffer() produces; std::string provides the terminator.
+  const std::string text(xml);
+  errno = 0;
+  if (hwloc_topology_set_xmlbuffer(topology.get(), text.c_str(),
+                                   static_cast<int>(text.size() + 1)) != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("hwloc cannot read the XML topology in ", origin, ": ", ErrnoText(errno)));
+  }
+  errno = 0;
+  if (hwloc_topology_load(topology.get()) != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("hwloc cannot load the XML topology in ", origin, ": ", ErrnoText(errno)));
+  }
+  return internal::TopologyBuilder::Build(topology.get(), nullptr);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Topology>> Topology::FromHost(
+    std::unique_ptr<NumaDistanceSource> distances) {
+  KDP_ASSIGN_OR_RETURN(HwlocTopologyPtr topology, NewHwlocTopology());
+  errno = 0;
+  if (hwloc_topology_load(topology.get()) != 0) {
+    return absl::InternalError(
+        absl::StrCat("hwloc cannot discover the host topology: ", ErrnoText(errno)));
+  }
+  // libnuma describes the live host: do not mix it into a topology loaded from HWLOC_XMLFILE.
+  if (distances == nullptr && hwloc_topology_is_thissystem(topology.get())) {
+    distances = NewLibnumaDistanceSource();
+  }
+  return internal::TopologyBuilder::Build(topology.get(), distances.get());
+}
+
+absl::StatusOr<std::unique_ptr<Topology>> Topology::FromXmlFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    const int error = errno;
+    const std::string message =
+        absl::StrCat("cannot read hwloc XML topology file ", path, ": ", ErrnoText(error));
+    if (error == ENOENT || error == ENOTDIR) return absl::NotFoundError(message);
+    if (error == EACCES || error == EPERM) return absl::PermissionDeniedError(message);
+    return absl::InvalidArgumentError(message);
+  }
+  std::ostringstream content;
+  content << in.rdbuf();
+  if (in.bad()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot read hwloc XML topology file ", path, ": read error"));
+  }
+  return LoadXml(content.str(), absl::StrCat("file ", path));
+}
+
+absl::StatusOr<std::unique_ptr<Topology>> Topology::FromXmlBuffer(std::string_view xml) {
+  return LoadXml(xml, "buffer");
+}
+
+}  // namespace kdp

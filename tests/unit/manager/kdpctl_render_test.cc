@@ -1,0 +1,243 @@
+// kdpctl's JSON contract (docs/kdpctl.md) and text rendering, checked message shape by message
+// shape. Expected JSON is written out literally and compared for equality, so a missing, extra
+// or renamed key, a number rendered as a string, or a null in place of {} / [] all fail.
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kdp/admin/v1/admin.pb.h"
+#include "manager/kdpctl/render.h"
+#include "nlohmann/json.hpp"
+
+namespace kdp::kdpctl {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+namespace admin = ::kdp::admin::v1;
+
+admin::Pod GpuPod() {
+  admin::Pod pod;
+  pod.set_namespace_("default");
+  pod.set_name("cuda");
+  pod.set_uid("uid-1");
+  admin::ContainerStatus* init = pod.add_containers();
+  init->set_name("setup");
+  init->set_kind("init");
+  admin::ContainerStatus* app = pod.add_containers();
+  app->set_name("main");
+  app->set_kind("app");
+  admin::DeviceIds& gpus = (*app->mutable_devices())["example.com/gpu"];
+  gpus.add_ids("gpu-3");
+  gpus.add_ids("gpu-1");
+  (*app->mutable_envs())["VISIBLE_DEVICES"] = "gpu-3,gpu-1";
+  admin::Mount* mount = app->add_mounts();
+  mount->set_container_path("/usr/lib/driver");
+  mount->set_host_path("/opt/driver");
+  mount->set_read_only(true);
+  admin::DeviceSpec* spec = app->add_device_specs();
+  spec->set_container_path("/dev/gpu3");
+  spec->set_host_path("/dev/gpu3");
+  spec->set_permissions("rw");
+  (*app->mutable_annotations())["example.com/owner"] = "team-a";
+  app->add_cdi_devices("example.com/gpu=gpu-3");
+  return pod;
+}
+
+const char kGpuPodJson[] = R"({
+  "admitted": true,
+  "pod": {"namespace": "default", "name": "cuda", "uid": "uid-1"},
+  "containers": [
+    {"name": "setup", "kind": "init", "devices": {}, "envs": {}, "mounts": [],
+     "device_specs": [], "annotations": {}, "cdi_devices": []},
+    {"name": "main", "kind": "app",
+     "devices": {"example.com/gpu": ["gpu-3", "gpu-1"]},
+     "envs": {"VISIBLE_DEVICES": "gpu-3,gpu-1"},
+     "mounts": [{"container_path": "/usr/lib/driver", "host_path": "/opt/driver",
+                 "read_only": true}],
+     "device_specs": [{"container_path": "/dev/gpu3", "host_path": "/dev/gpu3",
+                       "permissions": "rw"}],
+     "annotations": {"example.com/owner": "team-a"},
+     "cdi_devices": ["example.com/gpu=gpu-3"]}
+  ]
+})";
+
+TEST(NodeStatusJson, RendersResourcesDevicesAndNumaAsNumbers) {
+  admin::NodeStatus status;
+  admin::ResourceStatus* gpu = status.add_resources();
+  gpu->set_name("example.com/gpu");
+  gpu->set_capacity(int64_t{1} << 40);
+  gpu->set_allocatable(3);
+  gpu->set_connected(true);
+  gpu->set_endpoint("/var/lib/kubelet/device-plugins/gpu.sock");
+  admin::DeviceStatus* device = gpu->add_devices();
+  device->set_id("gpu-0");
+  device->set_health("Healthy");
+  device->add_numa(1);
+  device->add_numa(0);
+  admin::DeviceStatus* bare = gpu->add_devices();
+  bare->set_id("gpu-1");
+  bare->set_health("Unhealthy");
+  status.add_resources()->set_name("example.com/idle");
+
+  EXPECT_EQ(NodeStatusJson(status), nlohmann::json::parse(R"({"resources": [
+    {"name": "example.com/gpu", "capacity": 1099511627776, "allocatable": 3, "connected": true,
+     "endpoint": "/var/lib/kubelet/device-plugins/gpu.sock",
+     "devices": [{"id": "gpu-0", "health": "Healthy", "numa": [1, 0]},
+                 {"id": "gpu-1", "health": "Unhealthy", "numa": []}]},
+    {"name": "example.com/idle", "capacity": 0, "allocatable": 0, "connected": false,
+     "endpoint": "", "devices": []}
+  ]})"));
+}
+
+TEST(NodeStatusJson, EmptyStatusIsAnEmptyArray) {
+  EXPECT_EQ(NodeStatusJson(admin::NodeStatus()), nlohmann::json::parse(R"({"resources": []})"));
+}
+
+TEST(ContainerJson, EmptyContainerHasEveryKeyWithEmptyObjectsAndArrays) {
+  admin::ContainerStatus container;
+  container.set_name("c");
+  EXPECT_EQ(ContainerJson(container), nlohmann::json::parse(R"(
+    {"name": "c", "kind": "", "devices": {}, "envs": {}, "mounts": [], "device_specs": [],
+     "annotations": {}, "cdi_devices": []})"));
+}
+
+TEST(AdmittedPodJson, RendersPodAndContainersInOrderWithDeviceIdOrderKept) {
+  EXPECT_EQ(AdmittedPodJson(GpuPod()), nlohmann::json::parse(kGpuPodJson));
+}
+
+TEST(ApplyPodJson, AdmittedIsTheAdmittedPodRendering) {
+  admin::ApplyPodResponse response;
+  response.set_admitted(true);
+  *response.mutable_pod() = GpuPod();
+  EXPECT_EQ(ApplyPodJson(response), nlohmann::json::parse(kGpuPodJson));
+}
+
+TEST(ApplyPodJson, RejectedHasOnlyAdmittedReasonAndMessage) {
+  admin::ApplyPodResponse response;
+  response.set_admitted(false);
+  response.set_reason("UnexpectedAdmissionError");
+  response.set_message("Allocate failed");
+  *response.mutable_pod() = GpuPod();  // Ignored for a rejection.
+  EXPECT_EQ(ApplyPodJson(response), nlohmann::json::parse(R"(
+    {"admitted": false, "reason": "UnexpectedAdmissionError", "message": "Allocate failed"})"));
+}
+
+TEST(PodListJson, EachPodIsTheAdmittedPodRendering) {
+  admin::ListPodsResponse response;
+  *response.add_pods() = GpuPod();
+  admin::Pod* bare = response.add_pods();
+  bare->set_namespace_("ns");
+  bare->set_name("idle");
+  bare->set_uid("uid-2");
+
+  nlohmann::json expected = {{"pods", nlohmann::json::array()}};
+  expected["pods"].push_back(nlohmann::json::parse(kGpuPodJson));
+  expected["pods"].push_back(nlohmann::json::parse(R"(
+    {"admitted": true, "pod": {"namespace": "ns", "name": "idle", "uid": "uid-2"},
+     "containers": []})"));
+  EXPECT_EQ(PodListJson(response), expected);
+}
+
+TEST(PodListJson, NoPodsIsAnEmptyArray) {
+  EXPECT_EQ(PodListJson(admin::ListPodsResponse()), nlohmann::json::parse(R"({"pods": []})"));
+}
+
+TEST(DeletedPodJson, RendersThePodIdentity) {
+  EXPECT_EQ(DeletedPodJson("ns", "p", "uid-9"), nlohmann::json::parse(R"(
+    {"deleted": true, "pod": {"namespace": "ns", "name": "p", "uid": "uid-9"}})"));
+}
+
+TEST(DumpJson, IsIndentedByTwoSpacesAndEndsWithANewline) {
+  EXPECT_EQ(DumpJson(nlohmann::json::parse(R"({"a": [1]})")), "{\n  \"a\": [\n    1\n  ]\n}\n");
+}
+
+TEST(DumpJson, ReplacesInvalidUtf8InsteadOfThrowing) {
+  admin::Pod pod;
+  pod.set_name(std::string("bad\xff", 4));
+  std::string out = DumpJson(AdmittedPodJson(pod));
+  EXPECT_THAT(out, HasSubstr("bad\xEF\xBF\xBD"));  // U+FFFD.
+  EXPECT_THAT(out, Not(HasSubstr("null")));
+}
+
+TEST(FormatTable, AlignsColumnsWithThreeSpacesAndLeavesTheLastUnpadded) {
+  EXPECT_EQ(FormatTable({{"A", "BB", "C"}, {"long", "x", "yyyy"}}),
+            "A      BB   C\n"
+            "long   x    yyyy\n");
+}
+
+TEST(NodeStatusText, ListsResourcesThenDevices) {
+  admin::NodeStatus status;
+  admin::ResourceStatus* gpu = status.add_resources();
+  gpu->set_name("example.com/gpu");
+  gpu->set_capacity(2);
+  gpu->set_allocatable(1);
+  gpu->set_connected(true);
+  gpu->set_endpoint("/e.sock");
+  admin::DeviceStatus* device = gpu->add_devices();
+  device->set_id("gpu-0");
+  device->set_health("Healthy");
+  device->add_numa(0);
+  device->add_numa(1);
+  admin::DeviceStatus* bare = gpu->add_devices();
+  bare->set_id("gpu-1");
+  bare->set_health("Unhealthy");
+
+  EXPECT_EQ(NodeStatusText(status),
+            "RESOURCE          CAPACITY   ALLOCATABLE   CONNECTED   ENDPOINT\n"
+            "example.com/gpu   2          1             yes         /e.sock\n"
+            "\n"
+            "RESOURCE          DEVICE   HEALTH      NUMA\n"
+            "example.com/gpu   gpu-0    Healthy     0,1\n"
+            "example.com/gpu   gpu-1    Unhealthy   -\n");
+}
+
+TEST(NodeStatusText, SaysSoWhenNoResourceIsRegistered) {
+  EXPECT_EQ(NodeStatusText(admin::NodeStatus()), "no device-plugin resources registered\n");
+}
+
+TEST(ApplyPodText, AdmittedShowsPodThenEachContainersDevicesAndEnv) {
+  admin::ApplyPodResponse response;
+  response.set_admitted(true);
+  *response.mutable_pod() = GpuPod();
+  std::string text = ApplyPodText(response);
+  EXPECT_THAT(text, StartsWith("pod default/cuda admitted (uid uid-1)\n"
+                               "  container setup (init)\n"
+                               "    no devices\n"
+                               "  container main (app)\n"
+                               "    device example.com/gpu=gpu-3,gpu-1\n"
+                               "    env VISIBLE_DEVICES=gpu-3,gpu-1\n"));
+  EXPECT_THAT(text, HasSubstr("    mount /opt/driver -> /usr/lib/driver (ro)\n"));
+  EXPECT_THAT(text, HasSubstr("    cdi example.com/gpu=gpu-3\n"));
+}
+
+TEST(ApplyPodText, RejectedNamesReasonAndMessage) {
+  admin::ApplyPodResponse response;
+  response.set_reason("UnexpectedAdmissionError");
+  response.set_message("Allocate failed");
+  EXPECT_EQ(ApplyPodText(response), "pod rejected: UnexpectedAdmissionError: Allocate failed\n");
+  response.clear_reason();
+  EXPECT_EQ(ApplyPodText(response), "pod rejected: Allocate failed\n");
+}
+
+TEST(PodListText, OneRowPerPodWithContainerDevices) {
+  admin::ListPodsResponse response;
+  *response.add_pods() = GpuPod();
+  admin::Pod* bare = response.add_pods();
+  bare->set_namespace_("ns");
+  bare->set_name("idle");
+  bare->set_uid("uid-2");
+  EXPECT_EQ(PodListText(response),
+            "NAMESPACE   NAME   UID     DEVICES\n"
+            "default     cuda   uid-1   main:example.com/gpu=gpu-3,gpu-1\n"
+            "ns          idle   uid-2   -\n");
+}
+
+TEST(PodListText, SaysSoWhenThereAreNoPods) {
+  EXPECT_EQ(PodListText(admin::ListPodsResponse()), "no pods\n");
+}
+
+}  // namespace
+}  // namespace kdp::kdpctl

@@ -1,0 +1,415 @@
+#include "kdp/topology.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace kdp {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+std::string TopologyFile(const std::string& name) {
+  return std::string(KDP_SOURCE_DIR) + "/tests/data/topologies/" + name;
+}
+
+std::string EightGpuFile() {
+  return std::string(KDP_SOURCE_DIR) + "/examples/gpu-plugin/topologies/dual-socket-8gpu.xml";
+}
+
+std::unique_ptr<Topology> Load(const std::string& path) {
+  absl::StatusOr<std::unique_ptr<Topology>> topology = Topology::FromXmlFile(path);
+  EXPECT_TRUE(topology.ok()) << topology.status();
+  return topology.ok() ? std::move(topology).value() : nullptr;
+}
+
+PciAddress Address(const std::string& text) {
+  absl::StatusOr<PciAddress> address = PciAddress::Parse(text);
+  EXPECT_TRUE(address.ok()) << address.status();
+  return address.value_or(PciAddress{});
+}
+
+std::vector<std::string> AddressStrings(const std::vector<PciDevice>& devices) {
+  std::vector<std::string> out;
+  for (const PciDevice& device : devices) out.push_back(device.address.ToString());
+  return out;
+}
+
+// Sets (or, with nullopt, unsets) an environment variable for the scope, then restores it.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) {
+      setenv(name, value->c_str(), 1);
+    } else {
+      unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      setenv(name_, old_->c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// Returns from * 100 + to, so a test sees which node numbers were asked.
+class FakeDistances : public NumaDistanceSource {
+ public:
+  int Distance(int from, int to) const override { return from * 100 + to; }
+};
+
+// --- PciAddress ------------------------------------------------------------------------------
+
+TEST(PciAddress, ParseAndToStringRoundTrip) {
+  for (const char* text : {"0000:3b:00.0", "0000:00:1f.7", "0035:01:00.0", "ffff:ff:1f.7",
+                           "10000:01:00.0", "ffffffff:00:00.1"}) {
+    absl::StatusOr<PciAddress> address = PciAddress::Parse(text);
+    ASSERT_TRUE(address.ok()) << text << ": " << address.status();
+    EXPECT_EQ(address->ToString(), text);
+  }
+}
+
+TEST(PciAddress, ParsesFields) {
+  absl::StatusOr<PciAddress> address = PciAddress::Parse("0035:3B:1c.5");
+  ASSERT_TRUE(address.ok()) << address.status();
+  EXPECT_EQ(address->domain, 0x35u);
+  EXPECT_EQ(address->bus, 0x3b);
+  EXPECT_EQ(address->device, 0x1c);
+  EXPECT_EQ(address->function, 5);
+  EXPECT_EQ(address->ToString(), "0035:3b:1c.5");
+}
+
+TEST(PciAddress, ShortFormHasDomainZero) {
+  absl::StatusOr<PciAddress> address = PciAddress::Parse("3b:00.1");
+  ASSERT_TRUE(address.ok()) << address.status();
+  EXPECT_EQ(*address, (PciAddress{.domain = 0, .bus = 0x3b, .device = 0, .function = 1}));
+  EXPECT_EQ(address->ToString(), "0000:3b:00.1");
+}
+
+TEST(PciAddress, RejectsMalformedTextNamingIt) {
+  for (const char* text :
+       {"", "3b", "0000:3b:00", "0000:3b:00.", "0000:3b:20.0", "0000:3b:00.8", "0000:3b:00.10",
+        " 0000:3b:00.0", "0000:3b:00.0 ", "g000:3b:00.0", "0000:100:00.0", "0000::00.0",
+        "123456789:00:00.0", "0000:00:00:00.0", "0000:3b:0x.0", ":3b:00.0"}) {
+    absl::StatusOr<PciAddress> address = PciAddress::Parse(text);
+    ASSERT_FALSE(address.ok()) << "accepted \"" << text << "\"";
+    EXPECT_EQ(address.status().code(), absl::StatusCode::kInvalidArgument) << text;
+    EXPECT_THAT(address.status().message(), HasSubstr("\"" + std::string(text) + "\""));
+  }
+}
+
+TEST(PciAddress, OrdersByDomainBusDeviceFunction) {
+  EXPECT_LT(Address("0000:ff:1f.7"), Address("0001:00:00.0"));
+  EXPECT_LT(Address("0000:3b:1f.7"), Address("0000:3c:00.0"));
+  EXPECT_LT(Address("0000:3b:00.7"), Address("0000:3b:01.0"));
+  EXPECT_LT(Address("0000:3b:00.0"), Address("0000:3b:00.1"));
+  EXPECT_EQ(Address("0000:3b:00.0"), Address("3b:00.0"));
+  EXPECT_NE(Address("0000:3b:00.0"), Address("0000:3b:00.1"));
+}
+
+// --- The bundled 8-GPU fixture ---------------------------------------------------------------
+
+TEST(Topology, EightGpuFixtureHasEightGpusFourPerNode) {
+  std::unique_ptr<Topology> topology = Load(EightGpuFile());
+  ASSERT_NE(topology, nullptr);
+  const std::vector<PciDevice> gpus = topology->PciDevicesWithClass({0x0302});
+  EXPECT_THAT(AddressStrings(gpus),
+              ElementsAre("0000:1b:00.0", "0000:1c:00.0", "0000:3d:00.0", "0000:3e:00.0",
+                          "0000:9b:00.0", "0000:9c:00.0", "0000:bd:00.0", "0000:be:00.0"));
+  int on_node0 = 0;
+  int on_node1 = 0;
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    const PciDevice& gpu = gpus[i];
+    EXPECT_EQ(gpu.vendor_id, 0x10de);
+    EXPECT_EQ(gpu.device_id, 0x2330);
+    EXPECT_EQ(gpu.class_id, 0x0302);
+    if (gpu.numa_nodes == std::vector<int>{0}) ++on_node0;
+    if (gpu.numa_nodes == std::vector<int>{1}) ++on_node1;
+    EXPECT_THAT(gpu.os_devices,
+                ElementsAre("card" + std::to_string(i + 1), "renderD" + std::to_string(128 + i)));
+  }
+  EXPECT_EQ(on_node0, 4);
+  EXPECT_EQ(on_node1, 4);
+}
+
+TEST(Topology, EightGpuFixtureHasOneNicPerNode) {
+  std::unique_ptr<Topology> topology = Load(EightGpuFile());
+  ASSERT_NE(topology, nullptr);
+  const std::vector<PciDevice> nics = topology->PciDevicesWithClass({0x0200});
+  ASSERT_EQ(nics.size(), 2u);
+  EXPECT_EQ(nics[0].address.ToString(), "0000:1d:00.0");
+  EXPECT_EQ(nics[0].vendor_id, 0x15b3);
+  EXPECT_THAT(nics[0].numa_nodes, ElementsAre(0));
+  EXPECT_THAT(nics[0].os_devices, ElementsAre("eth0"));
+  EXPECT_EQ(nics[1].address.ToString(), "0000:9d:00.0");
+  EXPECT_THAT(nics[1].numa_nodes, ElementsAre(1));
+  EXPECT_THAT(nics[1].os_devices, ElementsAre("eth1"));
+}
+
+TEST(Topology, EightGpuFixtureListsDevicesNotBridgesInAddressOrder) {
+  std::unique_ptr<Topology> topology = Load(EightGpuFile());
+  ASSERT_NE(topology, nullptr);
+  const std::vector<PciDevice>& devices = topology->pci_devices();
+  EXPECT_EQ(devices.size(), 10u);  // 8 GPUs + 2 NICs; the 28 bridges are not devices.
+  for (size_t i = 1; i < devices.size(); ++i) {
+    EXPECT_LT(devices[i - 1].address, devices[i].address);
+  }
+  EXPECT_EQ(topology->PciDevicesWithClass({0x0302, 0x0200}).size(), 10u);
+  EXPECT_THAT(topology->PciDevicesWithClass({0x0300, 0x0207}), IsEmpty());
+}
+
+TEST(Topology, EightGpuFixtureNodesHaveCpusAndMemory) {
+  std::unique_ptr<Topology> topology = Load(EightGpuFile());
+  ASSERT_NE(topology, nullptr);
+  const std::vector<NumaNode>& nodes = topology->numa_nodes();
+  ASSERT_EQ(nodes.size(), 2u);
+  EXPECT_EQ(nodes[0].os_index, 0);
+  EXPECT_THAT(nodes[0].cpus, ElementsAre(0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23));
+  EXPECT_EQ(nodes[0].memory_bytes, 512ull << 30);
+  EXPECT_EQ(nodes[1].os_index, 1);
+  EXPECT_THAT(nodes[1].cpus,
+              ElementsAre(8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31));
+  EXPECT_EQ(nodes[1].memory_bytes, 512ull << 30);
+  ASSERT_NE(topology->FindNumaNode(1), nullptr);
+  EXPECT_EQ(topology->FindNumaNode(1)->os_index, 1);
+  EXPECT_EQ(topology->FindNumaNode(2), nullptr);
+}
+
+TEST(Topology, EightGpuFixtureDistancesComeFromNumaLatency) {
+  std::unique_ptr<Topology> topology = Load(EightGpuFile());
+  ASSERT_NE(topology, nullptr);
+  EXPECT_EQ(topology->NumaDistance(0, 0), 10);
+  EXPECT_EQ(topology->NumaDistance(0, 1), 21);
+  EXPECT_EQ(topology->NumaDistance(1, 0), 21);
+  EXPECT_EQ(topology->NumaDistance(1, 1), 10);
+  EXPECT_EQ(topology->NumaDistance(0, 2), 0);
+  EXPECT_EQ(topology->NumaDistance(-1, 0), 0);
+}
+
+TEST(Topology, FindPciDeviceByAddress) {
+  std::unique_ptr<Topology> topology = Load(EightGpuFile());
+  ASSERT_NE(topology, nullptr);
+  const PciDevice* gpu = topology->FindPciDevice(Address("0000:9c:00.0"));
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_THAT(gpu->os_devices, ElementsAre("card6", "renderD133"));
+  EXPECT_THAT(gpu->numa_nodes, ElementsAre(1));
+  EXPECT_EQ(topology->FindPciDevice(Address("0000:9c:00.1")), nullptr);
+  // A bridge is not a device.
+  EXPECT_EQ(topology->FindPciDevice(Address("0000:18:01.0")), nullptr);
+}
+
+TEST(Topology, XmlBufferGivesTheSameSnapshotAsTheFile) {
+  std::ifstream in(EightGpuFile());
+  std::ostringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<std::unique_ptr<Topology>> from_buffer = Topology::FromXmlBuffer(text.str());
+  ASSERT_TRUE(from_buffer.ok()) << from_buffer.status();
+  std::unique_ptr<Topology> from_file = Load(EightGpuFile());
+  ASSERT_NE(from_file, nullptr);
+  EXPECT_EQ((*from_buffer)->numa_nodes(), from_file->numa_nodes());
+  EXPECT_EQ((*from_buffer)->pci_devices(), from_file->pci_devices());
+  EXPECT_EQ((*from_buffer)->NumaDistance(0, 1), 21);
+}
+
+// --- Locality traps --------------------------------------------------------------------------
+
+TEST(Topology, SparseNumaNumbersAreOsIndexesNotLogicalIndexes) {
+  std::unique_ptr<Topology> topology = Load(TopologyFile("sparse-numa.xml"));
+  ASSERT_NE(topology, nullptr);
+  ASSERT_EQ(topology->numa_nodes().size(), 2u);
+  EXPECT_EQ(topology->numa_nodes()[0].os_index, 0);
+  EXPECT_EQ(topology->numa_nodes()[1].os_index, 8);
+  EXPECT_THAT(topology->numa_nodes()[1].cpus, ElementsAre(8, 9, 10, 11));
+  // hwloc's logical index of node 8 is 1: code reporting logical indexes would say {1}.
+  const PciDevice* gpu = topology->FindPciDevice(Address("0035:01:00.0"));
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_THAT(gpu->numa_nodes, ElementsAre(8));
+  const PciDevice* nic = topology->FindPciDevice(Address("0030:01:00.0"));
+  ASSERT_NE(nic, nullptr);
+  EXPECT_THAT(nic->numa_nodes, ElementsAre(0));
+  EXPECT_EQ(topology->NumaDistance(0, 8), 40);
+  EXPECT_EQ(topology->NumaDistance(8, 8), 10);
+  EXPECT_EQ(topology->NumaDistance(0, 1), 0);
+  EXPECT_EQ(topology->NumaDistance(1, 1), 0);
+  EXPECT_EQ(topology->FindNumaNode(1), nullptr);
+}
+
+TEST(Topology, DeviceAtMachineRootOfTwoNodeMachineHasNoNodes) {
+  std::unique_ptr<Topology> topology = Load(TopologyFile("unknown-locality.xml"));
+  ASSERT_NE(topology, nullptr);
+  const PciDevice* nic = topology->FindPciDevice(Address("0000:01:00.0"));
+  ASSERT_NE(nic, nullptr);
+  EXPECT_THAT(nic->numa_nodes, IsEmpty());  // Not {0, 1}.
+  EXPECT_THAT(nic->os_devices, ElementsAre("eth0"));
+  const PciDevice* gpu = topology->FindPciDevice(Address("0000:99:00.0"));
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_THAT(gpu->numa_nodes, ElementsAre(1));
+  // No NUMALatency matrix in the file: distances are unknown.
+  EXPECT_EQ(topology->NumaDistance(0, 0), 0);
+  EXPECT_EQ(topology->NumaDistance(0, 1), 0);
+}
+
+TEST(Topology, DeviceNarrowerThanANodeGetsTheCoveringNode) {
+  std::unique_ptr<Topology> topology = Load(TopologyFile("unknown-locality.xml"));
+  ASSERT_NE(topology, nullptr);
+  // Attached to an L3 cache holding half of node 0's CPUs.
+  const PciDevice* nvme = topology->FindPciDevice(Address("0000:21:00.0"));
+  ASSERT_NE(nvme, nullptr);
+  EXPECT_EQ(nvme->class_id, 0x0108);
+  EXPECT_THAT(nvme->numa_nodes, ElementsAre(0));
+  EXPECT_THAT(nvme->os_devices, ElementsAre("nvme0n1"));
+}
+
+TEST(Topology, CpuLessNumaNodeHasNoCpusAndIsNotLocalToPackageDevices) {
+  std::unique_ptr<Topology> topology = Load(TopologyFile("cpuless-numa.xml"));
+  ASSERT_NE(topology, nullptr);
+  const std::vector<NumaNode>& nodes = topology->numa_nodes();
+  ASSERT_EQ(nodes.size(), 3u);
+  EXPECT_THAT(nodes[0].cpus, ElementsAre(0, 1, 2, 3));
+  EXPECT_THAT(nodes[1].cpus, ElementsAre(4, 5, 6, 7));
+  EXPECT_EQ(nodes[2].os_index, 2);
+  EXPECT_THAT(nodes[2].cpus, IsEmpty());  // hwloc gives it the whole machine's cpuset.
+  EXPECT_EQ(nodes[2].memory_bytes, 128ull << 30);
+  // Package 1's nodeset holds node 2 as well; the device is local to node 1 only.
+  const PciDevice* gpu = topology->FindPciDevice(Address("0000:99:00.0"));
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_THAT(gpu->numa_nodes, ElementsAre(1));
+  EXPECT_EQ(topology->NumaDistance(1, 2), 24);
+  EXPECT_EQ(topology->NumaDistance(2, 2), 10);
+}
+
+TEST(Topology, DeviceAtRootOfSingleNodeMachineHasThatNode) {
+  std::unique_ptr<Topology> topology = Load(TopologyFile("single-numa.xml"));
+  ASSERT_NE(topology, nullptr);
+  ASSERT_EQ(topology->numa_nodes().size(), 1u);
+  EXPECT_EQ(topology->numa_nodes()[0].os_index, 3);
+  EXPECT_THAT(topology->numa_nodes()[0].cpus, ElementsAre(0, 1, 2, 3));
+  const std::vector<PciDevice> gpus = topology->PciDevicesWithClass({0x0300});
+  ASSERT_EQ(gpus.size(), 1u);
+  EXPECT_THAT(gpus[0].numa_nodes, ElementsAre(3));
+  EXPECT_THAT(gpus[0].os_devices, ElementsAre("card0", "renderD128"));
+}
+
+// --- Errors ----------------------------------------------------------------------------------
+
+TEST(Topology, MissingFileIsNotFoundNamingThePath) {
+  const std::string path = TopologyFile("no-such-topology.xml");
+  absl::StatusOr<std::unique_ptr<Topology>> topology = Topology::FromXmlFile(path);
+  ASSERT_FALSE(topology.ok());
+  EXPECT_EQ(topology.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(topology.status().message(), HasSubstr(path));
+}
+
+TEST(Topology, BadXmlFileIsInvalidArgumentNamingThePath) {
+  const std::string path = TopologyFile("truncated.xml");
+  absl::StatusOr<std::unique_ptr<Topology>> topology = Topology::FromXmlFile(path);
+  ASSERT_FALSE(topology.ok());
+  EXPECT_EQ(topology.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(topology.status().message(), HasSubstr(path));
+}
+
+TEST(Topology, BadXmlBufferIsInvalidArgument) {
+  for (const char* text : {"", "not xml at all", "<topology version=\"2.0\"></topology>"}) {
+    absl::StatusOr<std::unique_ptr<Topology>> topology = Topology::FromXmlBuffer(text);
+    ASSERT_FALSE(topology.ok()) << "accepted \"" << text << "\"";
+    EXPECT_EQ(topology.status().code(), absl::StatusCode::kInvalidArgument) << text;
+  }
+}
+
+// --- The live host and HWLOC_XMLFILE ---------------------------------------------------------
+
+TEST(Topology, FromHostDescribesThisMachine) {
+  ScopedEnv no_xml("HWLOC_XMLFILE", std::nullopt);
+  absl::StatusOr<std::unique_ptr<Topology>> topology = Topology::FromHost();
+  ASSERT_TRUE(topology.ok()) << topology.status();
+  const std::vector<NumaNode>& nodes = (*topology)->numa_nodes();
+  ASSERT_FALSE(nodes.empty());
+  std::set<int> node_numbers;
+  std::set<int> cpus;
+  size_t cpu_count = 0;
+  for (const NumaNode& node : nodes) {
+    node_numbers.insert(node.os_index);
+    cpus.insert(node.cpus.begin(), node.cpus.end());
+    cpu_count += node.cpus.size();
+    // Wherever Linux knows the node's distances, the diagonal is local.
+    if (std::ifstream("/sys/devices/system/node/node" + std::to_string(node.os_index) +
+                      "/distance")) {
+      EXPECT_EQ((*topology)->NumaDistance(node.os_index, node.os_index), 10);
+    }
+  }
+  EXPECT_FALSE(cpus.empty());
+  EXPECT_EQ(cpu_count, cpus.size()) << "a CPU is in two nodes";
+  for (const PciDevice& device : (*topology)->pci_devices()) {
+    for (int node : device.numa_nodes) EXPECT_TRUE(node_numbers.count(node)) << node;
+    if (nodes.size() == 1) {
+      EXPECT_THAT(device.numa_nodes, ElementsAre(nodes[0].os_index)) << device.address.ToString();
+    }
+  }
+}
+
+TEST(Topology, FromHostHonoursHwlocXmlFileAndPrefersItsNumaLatency) {
+  ScopedEnv xml("HWLOC_XMLFILE", EightGpuFile());
+  absl::StatusOr<std::unique_ptr<Topology>> topology =
+      Topology::FromHost(std::make_unique<FakeDistances>());
+  ASSERT_TRUE(topology.ok()) << topology.status();
+  EXPECT_EQ((*topology)->PciDevicesWithClass({0x0302}).size(), 8u);
+  EXPECT_EQ((*topology)->NumaDistance(0, 1), 21);  // Not the fake's 1.
+}
+
+TEST(Topology, FromHostAsksTheDistanceSourceByLinuxNodeNumber) {
+  // single-numa.xml has no NUMALatency matrix and one node, numbered 3.
+  ScopedEnv xml("HWLOC_XMLFILE", TopologyFile("single-numa.xml"));
+  absl::StatusOr<std::unique_ptr<Topology>> topology =
+      Topology::FromHost(std::make_unique<FakeDistances>());
+  ASSERT_TRUE(topology.ok()) << topology.status();
+  EXPECT_EQ((*topology)->NumaDistance(3, 3), 303);
+  EXPECT_EQ((*topology)->NumaDistance(0, 0), 0);
+}
+
+TEST(Topology, FromHostDoesNotMixLibnumaIntoAnXmlFile) {
+  ScopedEnv xml("HWLOC_XMLFILE", TopologyFile("unknown-locality.xml"));
+  absl::StatusOr<std::unique_ptr<Topology>> topology = Topology::FromHost();
+  ASSERT_TRUE(topology.ok()) << topology.status();
+  ASSERT_EQ((*topology)->numa_nodes().size(), 2u);
+  EXPECT_EQ((*topology)->NumaDistance(0, 0), 0);
+}
+
+TEST(Topology, FromXmlFileIgnoresHwlocXmlFile) {
+  ScopedEnv xml("HWLOC_XMLFILE", TopologyFile("sparse-numa.xml"));
+  std::unique_ptr<Topology> topology = Load(EightGpuFile());
+  ASSERT_NE(topology, nullptr);
+  EXPECT_EQ(topology->PciDevicesWithClass({0x0302}).size(), 8u);
+  EXPECT_EQ(topology->numa_nodes().size(), 2u);
+  EXPECT_EQ(topology->numa_nodes()[1].os_index, 1);
+}
+
+TEST(LibnumaDistanceSource, UnknownNodesAreZero) {
+  std::unique_ptr<NumaDistanceSource> source = NewLibnumaDistanceSource();
+  ASSERT_NE(source, nullptr);
+  EXPECT_EQ(source->Distance(-1, 0), 0);
+  EXPECT_EQ(source->Distance(0, 4095), 0);
+}
+
+}  // namespace
+}  // namespace kdp
