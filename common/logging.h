@@ -59,10 +59,12 @@ void Log(Level level, const char* file, int line, std::string_view message, cons
 
 }  // namespace kdp::log
 
-#define KDP_LOG_DEBUG(...) ::kdp::log::Log(::kdp::log::Level::kDebug, __FILE__, __LINE__, __VA_ARGS__)
+#define KDP_LOG_DEBUG(...) \
+  ::kdp::log::Log(::kdp::log::Level::kDebug, __FILE__, __LINE__, __VA_ARGS__)
 #define KDP_LOG_INFO(...) ::kdp::log::Log(::kdp::log::Level::kInfo, __FILE__, __LINE__, __VA_ARGS__)
 #define KDP_LOG_WARNING(...) \
   ::kdp::log::Log(::kdp::log::Level::kWarning, __FILE__, __LINE__, __VA_ARGS__)
-#define KDP_LOG_ERROR(...) ::kdp::log::Log(::kdp::log::Level::kError, __FILE__, __LINE__, __VA_ARGS__)
+#define KDP_LOG_ERROR(...) \
+  ::kdp::log::Log(::kdp::log::Level::kError, __FILE__, __LINE__, __VA_ARGS__)
 
 #endif  // KDP_COMMON_LOGGING_H_

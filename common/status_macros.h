@@ -10,10 +10,10 @@
 #define KDP_STATUS_CONCAT_(a, b) KDP_STATUS_CONCAT_INNER_(a, b)
 
 // Returns the status of `expr` from the enclosing function when it is not OK.
-#define KDP_RETURN_IF_ERROR(expr)                        \
-  do {                                                   \
-    ::absl::Status kdp_status_ = (expr);                 \
-    if (!kdp_status_.ok()) return kdp_status_;           \
+#define KDP_RETURN_IF_ERROR(expr)              \
+  do {                                         \
+    ::absl::Status kdp_status_ = (expr);       \
+    if (!kdp_status_.ok()) return kdp_status_; \
   } while (false)
 
 // Evaluates `rexpr` (an absl::StatusOr<T>); on error returns its status, else moves the value

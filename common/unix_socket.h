@@ -3,10 +3,10 @@
 #define KDP_COMMON_UNIX_SOCKET_H_
 
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace kdp {
 

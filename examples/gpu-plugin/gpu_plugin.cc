@@ -1,14 +1,15 @@
 #include "examples/gpu-plugin/gpu_plugin.h"
 
+#include <fcntl.h>
 #include <pthread.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <csignal>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
+#include <cstring>
 #include <map>
 #include <tuple>
 #include <utility>
@@ -29,6 +30,26 @@ constexpr uint16_t kPciClassVga = 0x0300;
 constexpr uint16_t kPciClass3d = 0x0302;
 constexpr char kReplicaSeparator[] = "::";
 constexpr char kVisibleDevicesEnv[] = "KDP_VISIBLE_DEVICES";
+
+absl::Status Unreadable(const std::string& path, int error) {
+  return absl::UnavailableError(
+      absl::StrCat("cannot read health file ", path, ": ", std::strerror(error)));
+}
+
+// The content of `path`, empty when it does not exist. UNAVAILABLE, naming the path and the
+// reason, when it exists but cannot be read (a directory, no permission).
+absl::StatusOr<std::string> ReadIfExists(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno == ENOENT ? absl::StatusOr<std::string>("") : Unreadable(path, errno);
+  std::string text;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = read(fd, buffer, sizeof(buffer))) > 0) text.append(buffer, static_cast<size_t>(n));
+  const int error = errno;
+  close(fd);
+  if (n < 0) return Unreadable(path, error);
+  return text;
+}
 
 }  // namespace
 
@@ -88,12 +109,9 @@ HealthFileWatcher::~HealthFileWatcher() { Stop(); }
 
 absl::Status HealthFileWatcher::Poll() {
   absl::MutexLock lock(&mu_);
-  std::set<std::string> unhealthy;
-  if (std::ifstream file(path_); file) {
-    unhealthy = ParseHealthFile(std::string(std::istreambuf_iterator<char>(file), {}));
-  } else if (std::error_code error; std::filesystem::exists(path_, error) || error) {
-    return absl::UnavailableError(absl::StrCat("cannot read health file ", path_));
-  }  // else missing: all healthy.
+  absl::StatusOr<std::string> text = ReadIfExists(path_);
+  if (!text.ok()) return text.status();
+  std::set<std::string> unhealthy = ParseHealthFile(*text);
   // Comparing content rather than mtime catches two edits within one mtime tick and ignores
   // edits that change nothing (a comment).
   if (unhealthy == last_) return absl::OkStatus();

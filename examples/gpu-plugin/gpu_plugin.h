@@ -67,8 +67,8 @@ class HealthFileWatcher {
  public:
   using Callback = std::function<void(const std::set<std::string>& unhealthy_gpus)>;
 
-  // `on_change` is called from Poll(), with reports serialised and in file order; it must not
-  // call back into the watcher.
+  // `on_change` is called from Poll(), one report at a time and in the order the changes were
+  // read; it must not call back into the watcher.
   HealthFileWatcher(std::string path, Callback on_change);
   ~HealthFileWatcher();  // Stops.
 
@@ -81,7 +81,8 @@ class HealthFileWatcher {
   [[nodiscard]] absl::Status Poll() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Polls every `interval` on a background thread until Stop(). The thread takes no process
-  // signals. FAILED_PRECONDITION when already started.
+  // signals; a failed read is printed to stderr once and retried. FAILED_PRECONDITION when
+  // already started, or stopped (a watcher starts once).
   [[nodiscard]] absl::Status Start(absl::Duration interval = absl::Milliseconds(100));
 
   // Stops and joins the thread; after it returns `on_change` is not called by the thread again.
@@ -103,14 +104,14 @@ struct GpuPluginOptions {
   // Extended resource name; its domain ("example.com") is also the CDI vendor.
   std::string resource_name = "example.com/gpu";
   // hwloc XML file to discover from instead of the live host; empty = live host.
-  std::string topology_xml;
+  std::string topology_xml = "";
   // Only GPUs of this PCI vendor; empty = any vendor.
-  std::optional<uint16_t> vendor_id;
+  std::optional<uint16_t> vendor_id = std::nullopt;
   // Devices advertised per GPU (time-slicing); 1 = the GPU itself, N > 1 =
   // "<gpu>::0".."<gpu>::N-1".
   int replicas = 1;
   // File listing unhealthy GPU IDs, re-read every 100 ms; empty = no health file.
-  std::string health_file;
+  std::string health_file = "";
 };
 
 // The GPU device plugin. Allocate gives, for the GPUs behind the requested IDs (replicas of one

@@ -34,14 +34,19 @@ int main(int argc, char** argv) {
   app.add_option("--replicas", options.replicas,
                  "devices advertised per GPU for time-slicing; above 1, IDs are <gpu>::<k>")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1024));
   app.add_option("--health-file", options.health_file,
                  "file listing unhealthy GPU IDs, one per line ('#' starts a comment); re-read "
                  "every 100 ms; missing file: all healthy");
   app.add_option("--log-level", log_level, "lowest level logged")
       ->capture_default_str()
       ->check(CLI::IsMember({"debug", "info", "warning", "error"}));
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    // Prints the help or the error; any bad usage exits 2, like kdpctl.
+    return app.exit(error) == 0 ? 0 : 2;
+  }
 
   if (!vendor.empty()) {
     absl::StatusOr<uint16_t> vendor_id = kdp::example::ParseVendorId(vendor);

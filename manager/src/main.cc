@@ -1,11 +1,10 @@
 // kdp-manager: a stand-in for the kubelet's device manager on one node. See docs/manager.md.
+#include <grpcpp/grpcpp.h>
 #include <signal.h>
 
 #include <cstring>
 #include <memory>
 #include <string>
-
-#include <grpcpp/grpcpp.h>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
@@ -76,8 +75,8 @@ int main(int argc, char** argv) {
   const std::string plugins_dir = absl::StrCat(kubelet_root, "/device-plugins");
   const std::string podresources_dir = absl::StrCat(kubelet_root, "/pod-resources");
   const std::string admin_dir = absl::StrCat(kubelet_root, "/kdp");
-  for (const std::string& dir :
-       {plugins_dir, podresources_dir, admin_dir, absl::StrCat(kubelet_root, "/plugins_registry")}) {
+  for (const std::string& dir : {plugins_dir, podresources_dir, admin_dir,
+                                 absl::StrCat(kubelet_root, "/plugins_registry")}) {
     if (absl::Status made = kdp::MakeDirectories(dir, 0750); !made.ok()) {
       KDP_LOG_ERROR("Cannot create directory", "dir", dir, "err", made.message());
       return 1;

@@ -53,8 +53,8 @@ absl::StatusOr<AdmitResult> PodManager::Admit(Pod pod) {
     if (!options.ok()) {
       return reject(errors::kCreateContainerConfigError, std::string(options.status().message()));
     }
-    AdmittedContainer out{.spec = *container, .devices = {}, .devices_per_numa = {},
-                          .options = std::move(*options)};
+    AdmittedContainer out{
+        .spec = *container, .devices = {}, .devices_per_numa = {}, .options = std::move(*options)};
     for (const PodDevicesEntry& entry : devices_->ContainerEntries(pod.uid, container->name)) {
       DeviceSet ids;
       for (const std::string& id : DeviceIds(entry.devices)) ids.insert(id);

@@ -1,5 +1,6 @@
 #include "kdp/plugin_runner.h"
 
+#include <grpcpp/grpcpp.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/eventfd.h>
@@ -13,8 +14,6 @@
 #include <set>
 #include <thread>
 #include <utility>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -89,8 +88,8 @@ class RunnerImpl {
     for (const auto& served : served_) {
       KDP_RETURN_IF_ERROR(ValidateExtendedResourceName(served->plugin->resource_name()));
       if (!names.insert(served->plugin->resource_name()).second) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "resource ", served->plugin->resource_name(), " is served by more than one plugin"));
+        return absl::InvalidArgumentError(absl::StrCat("resource ", served->plugin->resource_name(),
+                                                       " is served by more than one plugin"));
       }
       if (served->socket_path.size() > kMaxUnixSocketPath) {
         return absl::InvalidArgumentError(absl::StrCat("socket path ", served->socket_path,
@@ -155,9 +154,8 @@ class RunnerImpl {
 
   bool WaitForRegistrations(int count, absl::Duration timeout) const {
     absl::MutexLock lock(&mu_);
-    auto enough = [this, count]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return registrations_ >= count;
-    };
+    auto enough = [this, count]()
+                      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return registrations_ >= count; };
     return mu_.AwaitWithTimeout(absl::Condition(&enough), timeout);
   }
 
@@ -174,8 +172,8 @@ class RunnerImpl {
       return absl::InternalError(absl::StrCat("cannot serve ", served.plugin->resource_name(),
                                               " on ", served.socket_path));
     }
-    KDP_LOG_INFO("Serving device plugin", "resourceName", served.plugin->resource_name(),
-                 "socket", served.socket_path, "preStartRequired",
+    KDP_LOG_INFO("Serving device plugin", "resourceName", served.plugin->resource_name(), "socket",
+                 served.socket_path, "preStartRequired",
                  served.service->options().pre_start_required(), "getPreferredAllocation",
                  served.service->options().get_preferred_allocation_available());
     return absl::OkStatus();
@@ -194,8 +192,8 @@ class RunnerImpl {
   }
 
   absl::Status Register(ServedPlugin& served) {
-    auto channel = grpc::CreateChannel(UnixTarget(kubelet_socket_),
-                                       grpc::InsecureChannelCredentials());
+    auto channel =
+        grpc::CreateChannel(UnixTarget(kubelet_socket_), grpc::InsecureChannelCredentials());
     auto stub = v1beta1::Registration::NewStub(channel);
     v1beta1::RegisterRequest request;
     request.set_version("v1beta1");

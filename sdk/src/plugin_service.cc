@@ -151,8 +151,8 @@ absl::Status PluginService::CheckKnown(
   for (const Device& device : *snapshot) known.insert(device.id);
   for (const std::string& id : ids) {
     if (!known.contains(id)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unknown device ID \"", id, "\" for resource ", plugin_->resource_name()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown device ID \"", id, "\" for resource ", plugin_->resource_name()));
     }
   }
   return absl::OkStatus();
@@ -162,15 +162,15 @@ grpc::Status PluginService::GetPreferredAllocation(
     grpc::ServerContext*, const v1beta1::PreferredAllocationRequest* request,
     v1beta1::PreferredAllocationResponse* response) {
   if (preferred_ == nullptr) {
-    return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
-                        absl::StrCat(plugin_->resource_name(),
-                                     " does not implement GetPreferredAllocation"));
+    return grpc::Status(
+        grpc::StatusCode::UNIMPLEMENTED,
+        absl::StrCat(plugin_->resource_name(), " does not implement GetPreferredAllocation"));
   }
   for (const auto& container : request->container_requests()) {
     if (container.allocation_size() < 0) {
-      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                          absl::StrCat("allocation_size must not be negative, got ",
-                                       container.allocation_size()));
+      return grpc::Status(
+          grpc::StatusCode::INVALID_ARGUMENT,
+          absl::StrCat("allocation_size must not be negative, got ", container.allocation_size()));
     }
     PreferredRequest in{.available = ToVector(container.available_deviceids()),
                         .must_include = ToVector(container.must_include_deviceids()),

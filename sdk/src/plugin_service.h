@@ -23,8 +23,8 @@ v1beta1::ListAndWatchResponse ToListAndWatchResponse(const std::vector<Device>& 
 // Converts a vendor answer into the wire message.
 v1beta1::ContainerAllocateResponse ToContainerAllocateResponse(const ContainerAllocation& in);
 
-class PluginService final
-    : public v1beta1::DevicePlugin::WithCallbackMethod_ListAndWatch<v1beta1::DevicePlugin::Service> {
+class PluginService final : public v1beta1::DevicePlugin::WithCallbackMethod_ListAndWatch<
+                                v1beta1::DevicePlugin::Service> {
  public:
   PluginService(DevicePlugin* plugin, std::shared_ptr<DeviceState> state);
   ~PluginService() override;

@@ -215,8 +215,9 @@ std::vector<NumaNode> CollectNumaNodes(hwloc_topology_t topology,
 
 // hwloc_get_local_numanode_objs for `location` with `flags`; empty on error.
 std::vector<hwloc_obj_t> LocalNumaNodeObjects(hwloc_topology_t topology, hwloc_obj_t location,
-                                              unsigned long flags, size_t node_count) {
-  std::vector<hwloc_obj_t> buffer(node_count, nullptr);
+                                              unsigned long flags) {
+  const int all_nodes = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_NUMANODE);
+  std::vector<hwloc_obj_t> buffer(static_cast<size_t>(std::max(all_nodes, 0)), nullptr);
   unsigned nr = static_cast<unsigned>(buffer.size());
   hwloc_location where;
   where.type = HWLOC_LOCATION_TYPE_OBJECT;
@@ -234,13 +235,12 @@ std::vector<int> DeviceNumaNodes(hwloc_topology_t topology, hwloc_obj_t pci_devi
   if (ancestor == nullptr || ancestor->cpuset == nullptr) return {};
   // Nodes at the ancestor's locality or inside it. Not ancestor->nodeset: that also holds nodes
   // of larger locality (a machine-wide CPU-less node would show up under every package).
-  std::vector<hwloc_obj_t> found = LocalNumaNodeObjects(
-      topology, ancestor, HWLOC_LOCAL_NUMANODE_FLAG_SMALLER_LOCALITY, node_count);
+  std::vector<hwloc_obj_t> found =
+      LocalNumaNodeObjects(topology, ancestor, HWLOC_LOCAL_NUMANODE_FLAG_SMALLER_LOCALITY);
   if (found.empty()) {
     // The ancestor is narrower than any node (an L3 cache, a die): take the closest covering
     // nodes, those with the smallest locality.
-    found = LocalNumaNodeObjects(topology, ancestor, HWLOC_LOCAL_NUMANODE_FLAG_LARGER_LOCALITY,
-                                 node_count);
+    found = LocalNumaNodeObjects(topology, ancestor, HWLOC_LOCAL_NUMANODE_FLAG_LARGER_LOCALITY);
     if (!found.empty()) {
       const int smallest = CpusetWeight(*std::min_element(found.begin(), found.end(), MoreLocal));
       std::erase_if(found, [smallest](hwloc_obj_t node) { return CpusetWeight(node) != smallest; });

@@ -113,9 +113,8 @@ bool Redirect(int from, int to) {
 }
 
 // Runs in the forked child: only async-signal-safe calls until execve. Never returns.
-[[noreturn]] void ExecChild(pid_t parent, const char* program, char* const* argv,
-                            char* const* envp, int stdin_fd, int stdout_fd, int stderr_fd,
-                            int error_fd) {
+[[noreturn]] void ExecChild(pid_t parent, const char* program, char* const* argv, char* const* envp,
+                            int stdin_fd, int stdout_fd, int stderr_fd, int error_fd) {
   // Own process group, so the destructor can kill the child and anything it started.
   setpgid(0, 0);
   // Die with the test. If the parent already died before prctl, getppid() has changed.
@@ -147,7 +146,7 @@ bool Redirect(int from, int to) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(std::vector<std::string> argv,
-                                                               SubprocessOptions options) {
+                                                              SubprocessOptions options) {
   if (argv.empty()) return absl::InvalidArgumentError("Subprocess::Start: empty argv");
   const std::vector<std::string> env = MergeEnvironment(options.env);
   auto program = ResolveProgram(argv[0], env);
@@ -321,10 +320,10 @@ absl::StatusOr<CommandResult> RunCommand(std::vector<std::string> argv, absl::Du
   };
   if (!exit_code.ok()) {
     process->reset();  // Kills and reaps the command before its output is read.
-    return absl::Status(exit_code.status().code(),
-                        absl::StrCat(command, ": ", exit_code.status().message(), "\nstdout:\n",
-                                     read_file(dir.Path("stdout")), "\nstderr:\n",
-                                     read_file(dir.Path("stderr"))));
+    return absl::Status(
+        exit_code.status().code(),
+        absl::StrCat(command, ": ", exit_code.status().message(), "\nstdout:\n",
+                     read_file(dir.Path("stdout")), "\nstderr:\n", read_file(dir.Path("stderr"))));
   }
   return CommandResult{.exit_code = *exit_code,
                        .out = read_file(dir.Path("stdout")),

@@ -21,9 +21,11 @@ class AdminServer final : public kdp::admin::v1::Admin::Service {
   grpc::Status GetStatus(grpc::ServerContext* context,
                          const kdp::admin::v1::GetStatusRequest* request,
                          kdp::admin::v1::NodeStatus* response) override;
-  grpc::Status ApplyPod(grpc::ServerContext* context, const kdp::admin::v1::ApplyPodRequest* request,
+  grpc::Status ApplyPod(grpc::ServerContext* context,
+                        const kdp::admin::v1::ApplyPodRequest* request,
                         kdp::admin::v1::ApplyPodResponse* response) override;
-  grpc::Status ListPods(grpc::ServerContext* context, const kdp::admin::v1::ListPodsRequest* request,
+  grpc::Status ListPods(grpc::ServerContext* context,
+                        const kdp::admin::v1::ListPodsRequest* request,
                         kdp::admin::v1::ListPodsResponse* response) override;
   grpc::Status DeletePod(grpc::ServerContext* context,
                          const kdp::admin::v1::DeletePodRequest* request,

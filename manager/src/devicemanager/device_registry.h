@@ -44,8 +44,7 @@ class DeviceRegistry {
  public:
   // A plugin registered on `endpoint`: the resource exists from now on (empty until its first
   // snapshot when new; its previous devices kept otherwise).
-  void Connected(const std::string& resource, const std::string& endpoint)
-      ABSL_LOCKS_EXCLUDED(mu_);
+  void Connected(const std::string& resource, const std::string& endpoint) ABSL_LOCKS_EXCLUDED(mu_);
   // Replaces the resource's devices with a ListAndWatch snapshot.
   void Update(const std::string& resource, const v1beta1::ListAndWatchResponse& snapshot)
       ABSL_LOCKS_EXCLUDED(mu_);

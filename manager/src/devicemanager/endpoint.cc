@@ -16,13 +16,14 @@ absl::StatusOr<std::unique_ptr<Endpoint>> Endpoint::Connect(std::string resource
   grpc::ChannelArguments args;
   // Plugins are local; never let a proxy setting from the environment reroute a unix socket.
   args.SetInt(GRPC_ARG_ENABLE_HTTP_PROXY, 0);
-  auto channel = grpc::CreateCustomChannel(UnixTarget(socket_path),
-                                           grpc::InsecureChannelCredentials(), args);
-  auto deadline = std::chrono::system_clock::now() + absl::ToChronoNanoseconds(options.dial_timeout);
+  auto channel =
+      grpc::CreateCustomChannel(UnixTarget(socket_path), grpc::InsecureChannelCredentials(), args);
+  auto deadline =
+      std::chrono::system_clock::now() + absl::ToChronoNanoseconds(options.dial_timeout);
   if (!channel->WaitForConnected(deadline)) {
-    return absl::UnavailableError(errors::FailedToDial(
-        absl::StrCat("cannot connect to ", socket_path, " within ",
-                     absl::FormatDuration(options.dial_timeout))));
+    return absl::UnavailableError(
+        errors::FailedToDial(absl::StrCat("cannot connect to ", socket_path, " within ",
+                                          absl::FormatDuration(options.dial_timeout))));
   }
   auto stub = v1beta1::DevicePlugin::NewStub(channel);
   grpc::ClientContext context;
@@ -50,17 +51,17 @@ Endpoint::Endpoint(std::string resource_name, std::string socket_path, EndpointO
 Endpoint::~Endpoint() { Stop(); }
 
 void Endpoint::Run(SnapshotCallback on_snapshot, EndedCallback on_ended) {
-  stream_thread_ = std::thread([this, on_snapshot = std::move(on_snapshot),
-                                on_ended = std::move(on_ended)] {
-    auto reader = stub_->ListAndWatch(&stream_context_, v1beta1::Empty());
-    v1beta1::ListAndWatchResponse response;
-    while (reader->Read(&response)) on_snapshot(response);
-    grpc::Status status = reader->Finish();
-    if (stopped()) return;
-    KDP_LOG_WARNING("ListAndWatch ended", "resourceName", resource_name_, "endpoint",
-                    socket_path_, "err", status.error_message());
-    on_ended(FromGrpcStatus(status));
-  });
+  stream_thread_ =
+      std::thread([this, on_snapshot = std::move(on_snapshot), on_ended = std::move(on_ended)] {
+        auto reader = stub_->ListAndWatch(&stream_context_, v1beta1::Empty());
+        v1beta1::ListAndWatchResponse response;
+        while (reader->Read(&response)) on_snapshot(response);
+        grpc::Status status = reader->Finish();
+        if (stopped()) return;
+        KDP_LOG_WARNING("ListAndWatch ended", "resourceName", resource_name_, "endpoint",
+                        socket_path_, "err", status.error_message());
+        on_ended(FromGrpcStatus(status));
+      });
 }
 
 void Endpoint::Stop() {
@@ -125,8 +126,9 @@ absl::Status Endpoint::PreStartContainer(const std::vector<std::string>& ids) {
   Deadline(&context, config_.pre_start_timeout);
   v1beta1::PreStartContainerResponse response;
   grpc::Status status = stub_->PreStartContainer(&context, request, &response);
-  if (!status.ok()) return absl::Status(FromGrpcStatus(status).code(),
-                                        errors::PreStartFailed(status.error_message()));
+  if (!status.ok())
+    return absl::Status(FromGrpcStatus(status).code(),
+                        errors::PreStartFailed(status.error_message()));
   return absl::OkStatus();
 }
 

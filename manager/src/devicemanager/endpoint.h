@@ -6,13 +6,13 @@
 #ifndef KDP_MANAGER_SRC_DEVICEMANAGER_ENDPOINT_H_
 #define KDP_MANAGER_SRC_DEVICEMANAGER_ENDPOINT_H_
 
+#include <grpcpp/grpcpp.h>
+
 #include <functional>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"

@@ -51,8 +51,8 @@ inline std::string DevicesUnavailable(absl::string_view resource, int64_t reques
                       ". Requested: ", requested, ", Available: ", available);
 }
 inline std::string AllocatedLess(int64_t requested, int64_t got) {
-  return absl::StrCat("unexpectedly allocated less resources than required. Requested: ",
-                      requested, ", Got: ", got);
+  return absl::StrCat("unexpectedly allocated less resources than required. Requested: ", requested,
+                      ", Got: ", got);
 }
 inline std::string UnknownDevicePlugin(absl::string_view resource) {
   return absl::StrCat("unknown Device Plugin ", resource);

@@ -59,7 +59,7 @@ class DeviceManager : public RegistrationHandler {
   // Calls PreStartContainer where the plugin requires it, then merges the container's cached
   // Allocate answers (GetDeviceRunContainerOptions).
   absl::StatusOr<RunContainerOptions> GetDeviceRunContainerOptions(const Pod& pod,
-                                                                    const Container& container)
+                                                                   const Container& container)
       ABSL_LOCKS_EXCLUDED(mu_);
 
   // Releases every device of the pod.
@@ -72,11 +72,11 @@ class DeviceManager : public RegistrationHandler {
   std::vector<ResourceDevices> Resources() const { return registry_.List(); }
 
  private:
-  std::shared_ptr<Endpoint> EndpointFor(const std::string& resource) const
-      ABSL_LOCKS_EXCLUDED(mu_);
+  std::shared_ptr<Endpoint> EndpointFor(const std::string& resource) const ABSL_LOCKS_EXCLUDED(mu_);
   bool IsDevicePluginResource(const std::string& resource) const;
-  absl::Status AllocateContainerResources(const Pod& pod, const Container& container,
-                                          const std::map<std::string, std::set<std::string>>& reusable);
+  absl::Status AllocateContainerResources(
+      const Pod& pod, const Container& container,
+      const std::map<std::string, std::set<std::string>>& reusable);
   void OnStreamEnded(const std::string& resource, const Endpoint* endpoint)
       ABSL_LOCKS_EXCLUDED(mu_);
 

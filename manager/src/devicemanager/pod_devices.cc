@@ -14,7 +14,8 @@ std::set<std::string> DeviceIds(const DevicesPerNuma& devices) {
 void PodDevices::Reserve(const std::string& pod_uid, const std::string& container,
                          const std::string& resource, DevicesPerNuma devices) {
   absl::MutexLock lock(&mu_);
-  entries_[Key(pod_uid, container, resource)] = Allocation{.devices = std::move(devices), .response = {}, .committed = false};
+  entries_[Key(pod_uid, container, resource)] =
+      Allocation{.devices = std::move(devices), .response = {}, .committed = false};
 }
 
 void PodDevices::Commit(const std::string& pod_uid, const std::string& container,
@@ -79,8 +80,8 @@ std::vector<PodDevicesEntry> PodDevices::ContainerEntries(const std::string& pod
        std::get<1>(it->first) == container;
        ++it) {
     if (!it->second.committed) continue;
-    out.push_back({pod_uid, container, std::get<2>(it->first), it->second.devices,
-                   it->second.response});
+    out.push_back(
+        {pod_uid, container, std::get<2>(it->first), it->second.devices, it->second.response});
   }
   return out;
 }

@@ -27,9 +27,9 @@ absl::Status ValidateRegisterRequest(const v1beta1::RegisterRequest& request,
   }
   std::string path = absl::StrCat(plugins_dir, "/", endpoint);
   if (path.size() > kMaxUnixSocketPath) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(errors::InvalidEndpoint(endpoint, plugins_dir), ": the socket path ", path,
-                     " is longer than ", kMaxUnixSocketPath, " bytes"));
+    return absl::InvalidArgumentError(absl::StrCat(errors::InvalidEndpoint(endpoint, plugins_dir),
+                                                   ": the socket path ", path, " is longer than ",
+                                                   kMaxUnixSocketPath, " bytes"));
   }
   *socket_path = std::move(path);
   return absl::OkStatus();

@@ -7,10 +7,10 @@
 #ifndef KDP_MANAGER_SRC_DEVICEMANAGER_REGISTRATION_SERVER_H_
 #define KDP_MANAGER_SRC_DEVICEMANAGER_REGISTRATION_SERVER_H_
 
+#include <grpcpp/grpcpp.h>
+
 #include <memory>
 #include <string>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"

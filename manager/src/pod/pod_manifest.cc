@@ -37,26 +37,14 @@ bool IsStandardContainerResourceName(std::string_view name) {
 
 // helper.IsStandardResourceName: what an unprefixed resource name may be anywhere in the API.
 bool IsStandardResourceName(std::string_view name) {
-  static constexpr std::string_view kStandard[] = {"cpu",
-                                                   "memory",
-                                                   "ephemeral-storage",
-                                                   "requests.cpu",
-                                                   "requests.memory",
-                                                   "requests.ephemeral-storage",
-                                                   "limits.cpu",
-                                                   "limits.memory",
-                                                   "limits.ephemeral-storage",
-                                                   "pods",
-                                                   "resourcequotas",
-                                                   "services",
-                                                   "replicationcontrollers",
-                                                   "secrets",
-                                                   "configmaps",
-                                                   "persistentvolumeclaims",
-                                                   "storage",
-                                                   "requests.storage",
-                                                   "services.nodeports",
-                                                   "services.loadbalancers"};
+  // clang-format off
+  static constexpr std::string_view kStandard[] = {
+      "cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory",
+      "requests.ephemeral-storage", "limits.cpu", "limits.memory", "limits.ephemeral-storage",
+      "pods", "resourcequotas", "services", "replicationcontrollers", "secrets", "configmaps",
+      "persistentvolumeclaims", "storage", "requests.storage", "services.nodeports",
+      "services.loadbalancers"};
+  // clang-format on
   for (std::string_view s : kStandard) {
     if (s == name) return true;
   }
@@ -65,15 +53,11 @@ bool IsStandardResourceName(std::string_view name) {
 
 // helper.IsIntegerResourceName.
 bool IsIntegerResourceName(std::string_view name) {
-  static constexpr std::string_view kInteger[] = {"pods",
-                                                  "resourcequotas",
-                                                  "services",
-                                                  "replicationcontrollers",
-                                                  "secrets",
-                                                  "configmaps",
-                                                  "persistentvolumeclaims",
-                                                  "services.nodeports",
-                                                  "services.loadbalancers"};
+  // clang-format off
+  static constexpr std::string_view kInteger[] = {
+      "pods", "resourcequotas", "services", "replicationcontrollers", "secrets", "configmaps",
+      "persistentvolumeclaims", "services.nodeports", "services.loadbalancers"};
+  // clang-format on
   for (std::string_view s : kInteger) {
     if (s == name) return true;
   }
@@ -272,7 +256,7 @@ class Decoder {
     std::string text = node.Tag() == "?" ? ResolvePlainQuantityText(node.Scalar()) : node.Scalar();
     absl::StripAsciiWhitespace(&text);
     absl::StatusOr<Quantity> value = Quantity::Parse(text);
-    if (!value.ok()) return Error(path, value.status().message(), node);
+    if (!value.ok()) return Error(path, std::string(value.status().message()), node);
     return QuantityField{*value, std::move(text)};
   }
 
@@ -456,7 +440,7 @@ std::string GenerateName(std::string_view base) {
   return name;
 }
 
-absl::StatusOr<Pod> DecodeAndValidate(const YAML::Node& root, std::string_view source) {
+absl::StatusOr<Pod> DecodeAndValidate(const YAML::Node& root, const std::string& source) {
   Decoder d(source);
   if (!root.IsMap()) {
     return absl::InvalidArgumentError(absl::StrCat(source,

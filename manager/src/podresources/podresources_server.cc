@@ -23,7 +23,8 @@ void FillPod(const AdmittedPod& admitted, v1::PodResources* out) {
     resources->set_name(container.spec.name);
     for (const auto& [resource, per_numa] : container.devices_per_numa) {
       for (const auto& [node, ids] : per_numa) {
-        for (const std::string& id : ids) AddDevice(resource, id, node, resources->mutable_devices());
+        for (const std::string& id : ids)
+          AddDevice(resource, id, node, resources->mutable_devices());
       }
     }
   }
@@ -52,7 +53,8 @@ grpc::Status PodResourcesServer::GetAllocatableResources(
   return grpc::Status::OK;
 }
 
-grpc::Status PodResourcesServer::Get(grpc::ServerContext*, const v1::GetPodResourcesRequest* request,
+grpc::Status PodResourcesServer::Get(grpc::ServerContext*,
+                                     const v1::GetPodResourcesRequest* request,
                                      v1::GetPodResourcesResponse* response) {
   std::optional<AdmittedPod> pod = pods_->Get(request->pod_namespace(), request->pod_name());
   if (!pod.has_value()) {

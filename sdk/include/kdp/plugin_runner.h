@@ -4,7 +4,8 @@
 // backoff) whenever the kubelet restarts: kubelet.sock re-created, or the plugin's own socket
 // removed. RunPluginsUntilSignal() wraps it for a plugin's main().
 //
-// Thread-safety: thread-safe. Stop() may be called more than once, concurrently, or without Start().
+// Thread-safety: thread-safe. Stop() may be called more than once, concurrently, or without
+// Start().
 #ifndef KDP_PLUGIN_RUNNER_H_
 #define KDP_PLUGIN_RUNNER_H_
 
@@ -73,7 +74,8 @@ class PluginRunner {
 // For a plugin's main(): blocks SIGTERM and SIGINT, starts a runner, waits for one of them, stops
 // and returns the process exit status (0 after a clean stop, 1 when the runner failed to start,
 // with the reason logged).
-int RunPluginsUntilSignal(RunnerOptions options, std::vector<std::unique_ptr<DevicePlugin>> plugins);
+int RunPluginsUntilSignal(RunnerOptions options,
+                          std::vector<std::unique_ptr<DevicePlugin>> plugins);
 
 }  // namespace kdp
 

@@ -85,8 +85,8 @@ const std::vector<MethodSpec>& DevicePluginMethods() {
        "PreferredAllocationResponse", false, "/v1beta1.DevicePlugin/GetPreferredAllocation"},
       {"DevicePlugin", "Allocate", "AllocateRequest", "AllocateResponse", false,
        "/v1beta1.DevicePlugin/Allocate"},
-      {"DevicePlugin", "PreStartContainer", "PreStartContainerRequest",
-       "PreStartContainerResponse", false, "/v1beta1.DevicePlugin/PreStartContainer"},
+      {"DevicePlugin", "PreStartContainer", "PreStartContainerRequest", "PreStartContainerResponse",
+       false, "/v1beta1.DevicePlugin/PreStartContainer"},
   };
   return *kMethods;
 }
@@ -471,10 +471,10 @@ TEST(WireContract, RegisterRequestEncodesExactly) {
   request.set_endpoint("gpu.sock");
   request.set_resource_name("example.com/gpu");
   request.mutable_options()->set_get_preferred_allocation_available(true);
-  EXPECT_EQ(Hex(request.SerializeAsString()),
-            "0a07" + Hex("v1beta1") + "1208" + Hex("gpu.sock") + "1a0f" + Hex("example.com/gpu") +
-                "2202"
-                "1001");
+  EXPECT_EQ(Hex(request.SerializeAsString()), "0a07" + Hex("v1beta1") + "1208" + Hex("gpu.sock") +
+                                                  "1a0f" + Hex("example.com/gpu") +
+                                                  "2202"
+                                                  "1001");
 }
 
 TEST(WireContract, PreferredAllocationRequestEncodesExactly) {
@@ -506,9 +506,8 @@ TEST(WireContract, PluginInfoEncodesExactly) {
   info.set_name("r");
   info.set_endpoint("/s");
   info.add_supported_versions("v1beta1");
-  EXPECT_EQ(Hex(info.SerializeAsString()),
-            "0a0c" + Hex("DevicePlugin") + "1201" + Hex("r") + "1a02" + Hex("/s") + "2207" +
-                Hex("v1beta1"));
+  EXPECT_EQ(Hex(info.SerializeAsString()), "0a0c" + Hex("DevicePlugin") + "1201" + Hex("r") +
+                                               "1a02" + Hex("/s") + "2207" + Hex("v1beta1"));
 }
 
 TEST(WireContract, PodResourcesCpuIdsArePacked) {
@@ -542,14 +541,15 @@ TEST(WireContract, GetPodResourcesResponseEncodesExactly) {
   devices->add_device_ids("d");
   devices->mutable_topology()->add_nodes()->set_id(1);
   EXPECT_EQ(Hex(response.SerializeAsString()),
-            "0a16"              // pod_resources (1)
-            "0a0170"            // name (1) "p"
-            "12016e"            // namespace (2) "n"
-            "1a0e"              // containers (3)
-            "120c"              // devices (2)
-            "0a0172"            // resource_name (1) "r"
-            "120164"            // device_ids (2) "d"
-            "1a04" "0a020801"); // topology (3) { nodes { ID 1 } }
+            "0a16"    // pod_resources (1)
+            "0a0170"  // name (1) "p"
+            "12016e"  // namespace (2) "n"
+            "1a0e"    // containers (3)
+            "120c"    // devices (2)
+            "0a0172"  // resource_name (1) "r"
+            "120164"  // device_ids (2) "d"
+            "1a04"
+            "0a020801");  // topology (3) { nodes { ID 1 } }
 }
 
 }  // namespace

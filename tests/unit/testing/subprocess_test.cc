@@ -2,6 +2,7 @@
 #include "tests/testing/subprocess.h"
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -54,6 +55,17 @@ bool ProcessGone(pid_t pid) {
   // Format: "pid (comm) S ...": the state follows the last ')'.
   const size_t paren = line.rfind(')');
   return paren == std::string::npos || line.substr(paren + 2, 1) == "Z";
+}
+
+// Makes this test process the reaper of orphaned descendants, so a grandchild whose parent died
+// becomes our child and its end can be observed with waitpid.
+void BecomeSubreaper() { ASSERT_EQ(prctl(PR_SET_CHILD_SUBREAPER, 1), 0); }
+
+// True once `pid` (our child, or an orphan we reap as subreaper) has ended by SIGKILL.
+bool ReapedAfterSigkill(pid_t pid) {
+  int status = 0;
+  return waitpid(pid, &status, WNOHANG) == pid && WIFSIGNALED(status) &&
+         WTERMSIG(status) == SIGKILL;
 }
 
 TEST(Subprocess, ReturnsExitCode) {
@@ -122,11 +134,11 @@ TEST(Subprocess, WaitTimesOutWhileChildRuns) {
 TEST(Subprocess, AddsEnvironmentToInherited) {
   ASSERT_EQ(setenv("KDP_SUBPROCESS_TEST_INHERITED", "parent", 1), 0);
   ASSERT_EQ(setenv("KDP_SUBPROCESS_TEST_OVERRIDDEN", "parent", 1), 0);
-  auto process = StartOrDie({"/bin/sh", "-c",
-                             "echo \"$KDP_SUBPROCESS_TEST_INHERITED $KDP_SUBPROCESS_TEST_OVERRIDDEN "
-                             "$KDP_SUBPROCESS_TEST_ADDED\""},
-                            {.env = {{"KDP_SUBPROCESS_TEST_OVERRIDDEN", "child"},
-                                     {"KDP_SUBPROCESS_TEST_ADDED", "new"}}});
+  auto process = StartOrDie(
+      {"/bin/sh", "-c",
+       "echo \"$KDP_SUBPROCESS_TEST_INHERITED $KDP_SUBPROCESS_TEST_OVERRIDDEN "
+       "$KDP_SUBPROCESS_TEST_ADDED\""},
+      {.env = {{"KDP_SUBPROCESS_TEST_OVERRIDDEN", "child"}, {"KDP_SUBPROCESS_TEST_ADDED", "new"}}});
   unsetenv("KDP_SUBPROCESS_TEST_INHERITED");
   unsetenv("KDP_SUBPROCESS_TEST_OVERRIDDEN");
   ASSERT_NE(process, nullptr);
@@ -195,11 +207,12 @@ TEST(Subprocess, UnwritableOutputPathIsInternal) {
 }
 
 TEST(Subprocess, DestructorKillsChildAndItsProcessGroup) {
+  BecomeSubreaper();
   TempDir dir;
   const std::string pid_file = dir.Path("grandchild.pid");
-  auto process = StartOrDie(
-      {"/bin/sh", "-c", absl::StrCat("sleep 1000 & echo $! > ", pid_file, ".tmp; mv ", pid_file,
-                                     ".tmp ", pid_file, "; wait")});
+  auto process = StartOrDie({"/bin/sh", "-c",
+                             absl::StrCat("sleep 1000 & echo $! > ", pid_file, ".tmp; mv ",
+                                          pid_file, ".tmp ", pid_file, "; wait")});
   ASSERT_NE(process, nullptr);
   ASSERT_TRUE(WaitUntil([&] { return std::filesystem::exists(pid_file); }));
   int grandchild = 0;
@@ -211,12 +224,14 @@ TEST(Subprocess, DestructorKillsChildAndItsProcessGroup) {
   process.reset();
   // The child is reaped by the destructor, so its /proc entry is gone at once.
   EXPECT_TRUE(ProcessGone(child));
-  EXPECT_TRUE(WaitUntil([&] { return ProcessGone(grandchild); }));
+  // The orphaned grandchild is ours to reap; it must have been killed with the group.
+  EXPECT_TRUE(WaitUntil([&] { return ReapedAfterSigkill(grandchild); }));
 }
 
 TEST(Subprocess, ChildDiesWithTheTestProcess) {
   // An intermediate process stands in for the test binary: it starts a child, then dies
   // without running any destructor. PR_SET_PDEATHSIG must take the child down with it.
+  BecomeSubreaper();
   int pipe_fds[2];
   ASSERT_EQ(pipe(pipe_fds), 0);
   const pid_t intermediate = fork();
@@ -236,7 +251,7 @@ TEST(Subprocess, ChildDiesWithTheTestProcess) {
   ASSERT_EQ(waitpid(intermediate, &status, 0), intermediate);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   ASSERT_GT(child, 0);
-  EXPECT_TRUE(WaitUntil([&] { return ProcessGone(child); }));
+  EXPECT_TRUE(WaitUntil([&] { return ReapedAfterSigkill(child); }));
 }
 
 TEST(RunCommand, CapturesStdoutAndStderrSeparately) {
@@ -263,8 +278,7 @@ TEST(RunCommand, TimeoutIsDeadlineExceededWithPartialOutput) {
 }
 
 TEST(RunCommand, MissingProgramIsNotFound) {
-  EXPECT_EQ(RunCommand({"/nonexistent/kdp-program"}).status().code(),
-            absl::StatusCode::kNotFound);
+  EXPECT_EQ(RunCommand({"/nonexistent/kdp-program"}).status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST(TempDir, CreatesShortPrivateDirectory) {

@@ -1,0 +1,143 @@
+#include "tests/testing/stub_plugin.h"
+
+#include <utility>
+
+#include "absl/strings/str_join.h"
+#include "common/grpc_status.h"
+#include "common/unix_socket.h"
+
+namespace kdp::testing {
+
+v1beta1::Device MakeDevice(const std::string& id, const std::string& health,
+                           std::vector<int64_t> numa) {
+  v1beta1::Device device;
+  device.set_id(id);
+  device.set_health(health);
+  for (int64_t node : numa) device.mutable_topology()->add_nodes()->set_id(node);
+  return device;
+}
+
+StubPlugin::StubPlugin(std::string socket_path, v1beta1::DevicePluginOptions options)
+    : socket_path_(std::move(socket_path)), options_(std::move(options)) {}
+
+StubPlugin::~StubPlugin() { Stop(); }
+
+absl::Status StubPlugin::Start() {
+  if (absl::Status removed = RemoveSocketIfPresent(socket_path_); !removed.ok()) return removed;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(UnixTarget(socket_path_), grpc::InsecureServerCredentials());
+  builder.RegisterService(this);
+  server_ = builder.BuildAndStart();
+  if (server_ == nullptr)
+    return absl::InternalError("stub plugin cannot listen on " + socket_path_);
+  return absl::OkStatus();
+}
+
+void StubPlugin::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  if (server_ != nullptr) {
+    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+    server_.reset();
+  }
+}
+
+void StubPlugin::SetDevices(std::vector<v1beta1::Device> devices) {
+  absl::MutexLock lock(&mu_);
+  devices_ = std::move(devices);
+  ++generation_;
+}
+
+void StubPlugin::Resend() {
+  absl::MutexLock lock(&mu_);
+  ++generation_;
+}
+
+int StubPlugin::messages_sent() const {
+  absl::MutexLock lock(&mu_);
+  return messages_sent_;
+}
+
+absl::Status StubPlugin::Register(const std::string& kubelet_socket, const std::string& version,
+                                  const std::string& endpoint, const std::string& resource_name) {
+  auto stub = v1beta1::Registration::NewStub(
+      grpc::CreateChannel(UnixTarget(kubelet_socket), grpc::InsecureChannelCredentials()));
+  v1beta1::RegisterRequest request;
+  request.set_version(version);
+  request.set_endpoint(endpoint);
+  request.set_resource_name(resource_name);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(15));
+  context.set_wait_for_ready(true);
+  v1beta1::Empty response;
+  return FromGrpcStatus(stub->Register(&context, request, &response));
+}
+
+grpc::Status StubPlugin::GetDevicePluginOptions(grpc::ServerContext*, const v1beta1::Empty*,
+                                                v1beta1::DevicePluginOptions* response) {
+  *response = options_;
+  return grpc::Status::OK;
+}
+
+grpc::Status StubPlugin::ListAndWatch(grpc::ServerContext* context, const v1beta1::Empty*,
+                                      grpc::ServerWriter<v1beta1::ListAndWatchResponse>* writer) {
+  int sent_generation = -1;
+  for (;;) {
+    v1beta1::ListAndWatchResponse response;
+    {
+      absl::MutexLock lock(&mu_);
+      auto ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stopping_ || generation_ != sent_generation;
+      };
+      // Wake up now and then to notice a cancelled stream.
+      while (!mu_.AwaitWithTimeout(absl::Condition(&ready), absl::Milliseconds(50))) {
+        if (context->IsCancelled()) return grpc::Status::CANCELLED;
+      }
+      if (stopping_) return grpc::Status::OK;
+      sent_generation = generation_;
+      for (const auto& device : devices_) *response.add_devices() = device;
+      ++messages_sent_;
+    }
+    if (!writer->Write(response)) return grpc::Status::CANCELLED;
+  }
+}
+
+grpc::Status StubPlugin::GetPreferredAllocation(grpc::ServerContext*,
+                                                const v1beta1::PreferredAllocationRequest* request,
+                                                v1beta1::PreferredAllocationResponse* response) {
+  ++preferred_calls_;
+  // Prefer the last IDs offered: distinguishable from the manager's own natural-order fill.
+  for (const auto& container : request->container_requests()) {
+    auto* out = response->add_container_responses();
+    for (const auto& id : container.must_include_deviceids()) out->add_deviceids(id);
+    int size = container.allocation_size();
+    for (int i = container.available_deviceids_size() - 1; i >= 0 && out->deviceids_size() < size;
+         --i) {
+      const std::string& id = container.available_deviceids(i);
+      bool taken = false;
+      for (const auto& have : out->deviceids()) taken = taken || have == id;
+      if (!taken) out->add_deviceids(id);
+    }
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status StubPlugin::Allocate(grpc::ServerContext*, const v1beta1::AllocateRequest* request,
+                                  v1beta1::AllocateResponse* response) {
+  ++allocate_calls_;
+  for (const auto& container : request->container_requests()) {
+    auto* out = response->add_container_responses();
+    (*out->mutable_envs())["STUB_DEVICES"] = absl::StrJoin(container.devices_ids(), ",");
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status StubPlugin::PreStartContainer(grpc::ServerContext*,
+                                           const v1beta1::PreStartContainerRequest*,
+                                           v1beta1::PreStartContainerResponse*) {
+  return grpc::Status::OK;
+}
+
+}  // namespace kdp::testing
