@@ -42,9 +42,19 @@ constexpr char kKubeletSocketName[] = "kubelet.sock";
 // overflowed event delays re-registration by at most this much.
 constexpr absl::Duration kRecheckInterval = absl::Seconds(1);
 
-ino_t InodeOf(const std::string& path) {
+// Identifies one incarnation of a file: a deleted and re-created kubelet.sock may get the same
+// inode number back, but not the same inode change time as well.
+struct FileIdentity {
+  ino_t inode = 0;
+  int64_t ctime_ns = 0;
+  bool exists() const { return inode != 0; }
+  friend bool operator==(const FileIdentity&, const FileIdentity&) = default;
+};
+
+FileIdentity IdentityOf(const std::string& path) {
   struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+  if (::lstat(path.c_str(), &st) != 0) return {};
+  return {st.st_ino, static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec};
 }
 
 }  // namespace
@@ -59,7 +69,7 @@ struct ServedPlugin {
   std::unique_ptr<grpc::Server> server;
   // Registration bookkeeping (supervisor thread only).
   bool needs_registration = true;
-  ino_t registered_kubelet_inode = 0;
+  FileIdentity registered_kubelet;
   absl::Time next_attempt = absl::InfinitePast();
   absl::Duration backoff = absl::ZeroDuration();
 };
@@ -181,6 +191,7 @@ class RunnerImpl {
 
   void Unserve(ServedPlugin& served, bool remove_socket) {
     if (served.server != nullptr) {
+      served.service->EndStreams();
       served.server->Shutdown(std::chrono::system_clock::now() +
                               absl::ToChronoNanoseconds(options_.shutdown_grace));
       served.service->WaitForStreams();
@@ -222,8 +233,18 @@ class RunnerImpl {
         auto* event = reinterpret_cast<inotify_event*>(p);
         std::string name = event->len > 0 ? event->name : "";
         if (name == kKubeletSocketName && (event->mask & (IN_CREATE | IN_MOVED_TO))) {
-          KDP_LOG_INFO("kubelet.sock created; registering again", "socket", kubelet_socket_);
-          for (auto& served : served_) Reschedule(*served);
+          FileIdentity kubelet = IdentityOf(kubelet_socket_);
+          for (auto& served : served_) {
+            // An event queued before we registered with this very kubelet.sock is no restart: a
+            // second Register would make a real kubelet tear our stream down for nothing.
+            if (!served->needs_registration && kubelet.exists() &&
+                kubelet == served->registered_kubelet) {
+              continue;
+            }
+            KDP_LOG_INFO("kubelet.sock created; registering again", "resourceName",
+                         served->plugin->resource_name());
+            Reschedule(*served);
+          }
         }
         for (auto& served : served_) {
           if (name == served->socket_name && (event->mask & (IN_DELETE | IN_MOVED_FROM))) {
@@ -244,11 +265,11 @@ class RunnerImpl {
   // Notices the restart signals the upstream stub relies on, even when an event was missed: our
   // socket gone, or kubelet.sock replaced since we registered.
   void Recheck() {
-    ino_t kubelet_inode = InodeOf(kubelet_socket_);
+    FileIdentity kubelet = IdentityOf(kubelet_socket_);
     for (auto& served : served_) {
       if (served->needs_registration) continue;
       if (!IsSocket(served->socket_path) ||
-          (kubelet_inode != 0 && kubelet_inode != served->registered_kubelet_inode)) {
+          (kubelet.exists() && kubelet != served->registered_kubelet)) {
         Reschedule(*served);
       }
     }
@@ -265,11 +286,11 @@ class RunnerImpl {
         Unserve(*served, /*remove_socket=*/false);
         status = Serve(*served);
       }
-      ino_t kubelet_inode = InodeOf(kubelet_socket_);
+      FileIdentity kubelet = IdentityOf(kubelet_socket_);
       if (status.ok()) status = Register(*served);
       if (status.ok()) {
         served->needs_registration = false;
-        served->registered_kubelet_inode = kubelet_inode;
+        served->registered_kubelet = kubelet;
         served->backoff = absl::ZeroDuration();
         KDP_LOG_INFO("Registered with kubelet", "resourceName", served->plugin->resource_name(),
                      "endpoint", served->socket_name);

@@ -16,11 +16,12 @@ namespace {
 // snapshot arriving meanwhile is parked, and a newer one replaces it (latest wins, which is exactly
 // full-snapshot semantics); Finish() exactly once; released only in OnDone().
 class ListAndWatchReactor final : public grpc::ServerWriteReactor<v1beta1::ListAndWatchResponse>,
-                                  public DeviceSubscriber {
+                                  public DeviceSubscriber,
+                                  public OpenStream {
  public:
   ListAndWatchReactor(PluginService* service, std::shared_ptr<DeviceState> state)
       : service_(service), state_(std::move(state)) {
-    service_->StreamStarted();
+    service_->StreamStarted(this);
     state_->Subscribe(this);  // Sends the full list first.
   }
 
@@ -49,11 +50,15 @@ class ListAndWatchReactor final : public grpc::ServerWriteReactor<v1beta1::ListA
     FinishLocked(grpc::Status::CANCELLED);
   }
 
+  void End() override {
+    absl::MutexLock lock(&mu_);
+    FinishLocked(grpc::Status(grpc::StatusCode::UNAVAILABLE, "device plugin is stopping"));
+  }
+
   void OnDone() override {
     state_->Unsubscribe(this);  // No OnDevices() call can be running or start after this.
-    PluginService* service = service_;
+    service_->StreamDone(this);  // Nor an End() call.
     delete this;
-    service->StreamDone();
   }
 
  private:
@@ -210,25 +215,30 @@ grpc::Status PluginService::PreStartContainer(grpc::ServerContext*,
   return ToGrpcStatus(pre_starter_->PreStartContainer(ToVector(request->devices_ids())));
 }
 
+void PluginService::EndStreams() {
+  absl::MutexLock lock(&mu_);
+  for (OpenStream* stream : open_streams_) stream->End();
+}
+
 void PluginService::WaitForStreams() {
   absl::MutexLock lock(&mu_);
   mu_.Await(absl::Condition(
-      +[](int* open) { return *open == 0; }, &open_streams_));
+      +[](std::set<OpenStream*>* open) { return open->empty(); }, &open_streams_));
 }
 
 int PluginService::open_streams() const {
   absl::MutexLock lock(&mu_);
-  return open_streams_;
+  return static_cast<int>(open_streams_.size());
 }
 
-void PluginService::StreamStarted() {
+void PluginService::StreamStarted(OpenStream* stream) {
   absl::MutexLock lock(&mu_);
-  ++open_streams_;
+  open_streams_.insert(stream);
 }
 
-void PluginService::StreamDone() {
+void PluginService::StreamDone(OpenStream* stream) {
   absl::MutexLock lock(&mu_);
-  --open_streams_;
+  open_streams_.erase(stream);
 }
 
 }  // namespace kdp::internal

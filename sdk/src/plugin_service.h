@@ -9,6 +9,7 @@
 #define KDP_SDK_SRC_PLUGIN_SERVICE_H_
 
 #include <memory>
+#include <set>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
@@ -22,6 +23,14 @@ namespace kdp::internal {
 v1beta1::ListAndWatchResponse ToListAndWatchResponse(const std::vector<Device>& devices);
 // Converts a vendor answer into the wire message.
 v1beta1::ContainerAllocateResponse ToContainerAllocateResponse(const ContainerAllocation& in);
+
+// An open ListAndWatch stream as its service sees it.
+class OpenStream {
+ public:
+  virtual ~OpenStream() = default;
+  // Ends the stream now (the plugin is stopping); a no-op when it already ended.
+  virtual void End() = 0;
+};
 
 class PluginService final : public v1beta1::DevicePlugin::WithCallbackMethod_ListAndWatch<
                                 v1beta1::DevicePlugin::Service> {
@@ -45,13 +54,16 @@ class PluginService final : public v1beta1::DevicePlugin::WithCallbackMethod_Lis
                                  const v1beta1::PreStartContainerRequest* request,
                                  v1beta1::PreStartContainerResponse* response) override;
 
+  // Ends every open ListAndWatch stream. A kubelet keeps one open forever, so without this a
+  // server shutdown would wait its whole deadline.
+  void EndStreams() ABSL_LOCKS_EXCLUDED(mu_);
   // Blocks until every ListAndWatch reactor created by this service is done.
   void WaitForStreams() ABSL_LOCKS_EXCLUDED(mu_);
   int open_streams() const ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Called by reactors.
-  void StreamStarted() ABSL_LOCKS_EXCLUDED(mu_);
-  void StreamDone() ABSL_LOCKS_EXCLUDED(mu_);
+  // Called by reactors: from their constructor, and from OnDone() before they are deleted.
+  void StreamStarted(OpenStream* stream) ABSL_LOCKS_EXCLUDED(mu_);
+  void StreamDone(OpenStream* stream) ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   // INVALID_ARGUMENT naming the first ID not in the current inventory.
@@ -64,7 +76,7 @@ class PluginService final : public v1beta1::DevicePlugin::WithCallbackMethod_Lis
   v1beta1::DevicePluginOptions options_;
 
   mutable absl::Mutex mu_;
-  int open_streams_ ABSL_GUARDED_BY(mu_) = 0;
+  std::set<OpenStream*> open_streams_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace kdp::internal

@@ -46,7 +46,9 @@ class E2ETest : public ::testing::Test {
     ASSERT_TRUE(manager_->Signal(sig).ok());
     auto code = manager_->Wait(absl::Seconds(20));
     ASSERT_TRUE(code.ok()) << code.status();
-    if (sig == SIGTERM) EXPECT_EQ(*code, 0) << manager_->Output();
+    if (sig == SIGTERM) {
+      EXPECT_EQ(*code, 0) << manager_->Output();
+    }
   }
 
   void StartGpuPlugin(std::vector<std::string> extra = {}) {

@@ -129,7 +129,9 @@ spec:
   const std::string taken_by_sidecar = *by_container["sidecar"].begin();
   EXPECT_TRUE(by_container["check"].contains(taken_by_sidecar));
   for (const auto& id : by_container["check"]) {
-    if (id != taken_by_sidecar) EXPECT_TRUE(by_container["train"].contains(id)) << id;
+    if (id != taken_by_sidecar) {
+      EXPECT_TRUE(by_container["train"].contains(id)) << id;
+    }
   }
   // ...and nothing else overlaps: eval gets a fresh device.
   std::set<std::string> all;

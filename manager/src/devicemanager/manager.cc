@@ -144,9 +144,13 @@ absl::Status DeviceManager::AllocateContainerResources(
 
     DevicesPerNuma per_numa;
     for (const std::string& id : picked) {
-      const DeviceInfo& info = request.devices->devices.at(id);
-      if (info.numa_nodes.empty()) per_numa[-1].push_back(id);
-      for (int64_t node : info.numa_nodes) per_numa[node].push_back(id);
+      // A reused device may have left the plugin's list since: it counts as without topology.
+      auto it = request.devices->devices.find(id);
+      if (it == request.devices->devices.end() || it->second.numa_nodes.empty()) {
+        per_numa[-1].push_back(id);
+        continue;
+      }
+      for (int64_t node : it->second.numa_nodes) per_numa[node].push_back(id);
     }
     // Reserved before the RPC: no other allocation can pick these while it is in flight.
     pod_devices_.Reserve(pod.uid, container.name, resource, std::move(per_numa));

@@ -53,7 +53,7 @@ class PodDevices {
 
   // Devices of `resource` held by any container, reserved ones included.
   std::set<std::string> Allocated(const std::string& resource) const ABSL_LOCKS_EXCLUDED(mu_);
-  // Resources with at least one allocated device.
+  // Resources with an allocation entry (reserved or committed).
   std::set<std::string> Resources() const ABSL_LOCKS_EXCLUDED(mu_);
   // The devices (pod, container) holds for `resource`, reserved or committed; nullopt when none.
   std::optional<std::set<std::string>> ContainerDevices(const std::string& pod_uid,

@@ -1,0 +1,802 @@
+#include "kdp/plugin_runner.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "common/unix_socket.h"
+#include "deviceplugin/v1beta1/api.grpc.pb.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kdp/device_plugin.h"
+#include "tests/testing/temp_dir.h"
+#include "tests/testing/wait.h"
+
+namespace kdp {
+namespace {
+
+using ::kdp::testing::TempDir;
+using ::kdp::testing::WaitUntil;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr char kResource[] = "example.com/gpu";
+constexpr char kSocketName[] = "example.com_gpu.sock";
+constexpr absl::Duration kTimeout = absl::Seconds(20);
+
+std::chrono::system_clock::time_point Deadline(absl::Duration timeout = kTimeout) {
+  return std::chrono::system_clock::now() + absl::ToChronoNanoseconds(timeout);
+}
+
+// A plugin with a fixed inventory; Allocate() fails with `allocate_error` when it is not OK.
+class TestPlugin : public DevicePlugin {
+ public:
+  explicit TestPlugin(std::string resource_name = kResource, std::vector<Device> devices = {},
+                      absl::Status allocate_error = absl::OkStatus())
+      : DevicePlugin(std::move(resource_name)),
+        devices_(std::move(devices)),
+        allocate_error_(std::move(allocate_error)) {}
+
+  absl::StatusOr<std::vector<Device>> Discover() override { return devices_; }
+
+  absl::StatusOr<ContainerAllocation> Allocate(const AllocateRequest& request) override {
+    if (!allocate_error_.ok()) return allocate_error_;
+    return DefaultAllocate(request);
+  }
+
+ private:
+  const std::vector<Device> devices_;
+  const absl::Status allocate_error_;
+};
+
+class PreferringPlugin final : public TestPlugin, public PreferredAllocator {
+ public:
+  using TestPlugin::TestPlugin;
+
+  absl::StatusOr<std::vector<std::string>> PreferredAllocation(
+      const PreferredRequest& request) override {
+    std::vector<std::string> ids = request.must_include;
+    for (const std::string& id : request.available) {
+      if (static_cast<int>(ids.size()) >= request.size) break;
+      if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+    }
+    return ids;
+  }
+};
+
+class PreStartingPlugin final : public TestPlugin, public ContainerPreStarter {
+ public:
+  using TestPlugin::TestPlugin;
+
+  absl::Status PreStartContainer(const std::vector<std::string>& device_ids) override {
+    absl::MutexLock lock(&mu_);
+    prestarted_.insert(prestarted_.end(), device_ids.begin(), device_ids.end());
+    return absl::OkStatus();
+  }
+
+  std::vector<std::string> prestarted() const {
+    absl::MutexLock lock(&mu_);
+    return prestarted_;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  std::vector<std::string> prestarted_ ABSL_GUARDED_BY(mu_);
+};
+
+class FailingDiscoveryPlugin final : public DevicePlugin {
+ public:
+  FailingDiscoveryPlugin() : DevicePlugin(kResource) {}
+  absl::StatusOr<std::vector<Device>> Discover() override {
+    return absl::UnavailableError("no driver");
+  }
+};
+
+Device Dev(const std::string& id, Health health = Health::kHealthy, std::vector<int> numa = {}) {
+  Device device;
+  device.id = id;
+  device.health = health;
+  device.numa_nodes = std::move(numa);
+  return device;
+}
+
+std::vector<Device> Inventory() {
+  return {Dev("gpu0", Health::kHealthy, {0}), Dev("gpu1", Health::kUnhealthy, {0, 1}), Dev("gpu2")};
+}
+
+// One Register call as the fake kubelet saw it, with the outcome of dialling the plugin's
+// endpoint from inside the handler (before answering).
+struct RecordedRegistration {
+  v1beta1::RegisterRequest request;
+  grpc::StatusCode dial_code = grpc::StatusCode::UNKNOWN;
+  v1beta1::DevicePluginOptions served_options;
+};
+
+// The kubelet's side of registration: v1beta1.Registration on <root>/device-plugins/kubelet.sock.
+class FakeKubelet final : public v1beta1::Registration::Service {
+ public:
+  explicit FakeKubelet(const TempDir& root)
+      : plugins_dir_(root.Path("device-plugins")), socket_path_(plugins_dir_ + "/kubelet.sock") {}
+  ~FakeKubelet() override { Stop(); }
+
+  [[nodiscard]] absl::Status Start() {
+    if (absl::Status made = MakeDirectories(plugins_dir_); !made.ok()) return made;
+    if (absl::Status removed = RemoveSocketIfPresent(socket_path_); !removed.ok()) return removed;
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort(UnixTarget(socket_path_), grpc::InsecureServerCredentials());
+    builder.RegisterService(this);
+    server_ = builder.BuildAndStart();
+    if (server_ == nullptr) return absl::InternalError("cannot serve " + socket_path_);
+    return absl::OkStatus();
+  }
+
+  // Stops serving and removes kubelet.sock, as a dying kubelet leaves the directory.
+  void Stop() {
+    if (server_ != nullptr) {
+      server_->Shutdown(Deadline(absl::Seconds(1)));
+      server_.reset();
+    }
+    (void)RemoveSocketIfPresent(socket_path_);
+  }
+
+  grpc::Status Register(grpc::ServerContext*, const v1beta1::RegisterRequest* request,
+                        v1beta1::Empty*) override {
+    RecordedRegistration recorded;
+    recorded.request = *request;
+    auto stub = v1beta1::DevicePlugin::NewStub(grpc::CreateChannel(
+        UnixTarget(plugins_dir_ + "/" + request->endpoint()), grpc::InsecureChannelCredentials()));
+    grpc::ClientContext context;
+    context.set_deadline(Deadline(absl::Seconds(5)));
+    recorded.dial_code =
+        stub->GetDevicePluginOptions(&context, v1beta1::Empty(), &recorded.served_options)
+            .error_code();
+    absl::MutexLock lock(&mu_);
+    registrations_.push_back(std::move(recorded));
+    return grpc::Status::OK;
+  }
+
+  std::vector<RecordedRegistration> registrations() const {
+    absl::MutexLock lock(&mu_);
+    return registrations_;
+  }
+
+  int count() const {
+    absl::MutexLock lock(&mu_);
+    return static_cast<int>(registrations_.size());
+  }
+
+ private:
+  const std::string plugins_dir_;
+  const std::string socket_path_;
+  std::unique_ptr<grpc::Server> server_;
+  mutable absl::Mutex mu_;
+  std::vector<RecordedRegistration> registrations_ ABSL_GUARDED_BY(mu_);
+};
+
+RunnerOptions FastOptions(const TempDir& root) {
+  RunnerOptions options;
+  options.kubelet_root = root.path();
+  options.initial_backoff = absl::Milliseconds(20);
+  options.max_backoff = absl::Milliseconds(200);
+  options.shutdown_grace = absl::Milliseconds(200);
+  return options;
+}
+
+std::vector<std::unique_ptr<DevicePlugin>> One(std::unique_ptr<DevicePlugin> plugin) {
+  std::vector<std::unique_ptr<DevicePlugin>> plugins;
+  plugins.push_back(std::move(plugin));
+  return plugins;
+}
+
+std::unique_ptr<PluginRunner> MakeRunner(RunnerOptions options,
+                                         std::unique_ptr<DevicePlugin> plugin) {
+  absl::StatusOr<std::unique_ptr<PluginRunner>> runner =
+      PluginRunner::Create(std::move(options), One(std::move(plugin)));
+  EXPECT_TRUE(runner.ok()) << runner.status();
+  return runner.ok() ? std::move(runner).value() : nullptr;
+}
+
+std::unique_ptr<v1beta1::DevicePlugin::Stub> DialPlugin(const TempDir& root) {
+  return v1beta1::DevicePlugin::NewStub(grpc::CreateChannel(
+      UnixTarget(root.Path("device-plugins/") + kSocketName), grpc::InsecureChannelCredentials()));
+}
+
+// "id/health/numa,numa" per device: the wire fields ListAndWatch carries.
+std::vector<std::string> Summary(const v1beta1::ListAndWatchResponse& response) {
+  std::vector<std::string> out;
+  for (const v1beta1::Device& device : response.devices()) {
+    std::string line = device.id() + "/" + device.health() + "/";
+    if (device.has_topology()) {
+      for (int i = 0; i < device.topology().nodes_size(); ++i) {
+        if (i > 0) line += ",";
+        line += std::to_string(device.topology().nodes(i).id());
+      }
+    } else {
+      line += "-";
+    }
+    out.push_back(line);
+  }
+  return out;
+}
+
+// An open ListAndWatch stream.
+struct Stream {
+  explicit Stream(v1beta1::DevicePlugin::Stub& stub) {
+    context.set_deadline(Deadline());
+    reader = stub.ListAndWatch(&context, v1beta1::Empty());
+  }
+  grpc::ClientContext context;
+  std::unique_ptr<grpc::ClientReader<v1beta1::ListAndWatchResponse>> reader;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Create
+
+TEST(PluginRunner, CreateRejectsAnInvalidResourceName) {
+  TempDir root;
+  const std::vector<std::string> names = {"gpu", "kubernetes.io/gpu", "Example.com/gpu",
+                                          "example.com/a/b", "requests.example.com/gpu"};
+  for (const std::string& name : names) {
+    absl::StatusOr<std::unique_ptr<PluginRunner>> runner =
+        PluginRunner::Create(FastOptions(root), One(std::make_unique<TestPlugin>(name)));
+    EXPECT_EQ(runner.status().code(), absl::StatusCode::kInvalidArgument) << name;
+    EXPECT_EQ(runner.status().message(), "the ResourceName \"" + name + "\" is invalid");
+  }
+}
+
+TEST(PluginRunner, CreateRejectsAResourceServedTwice) {
+  TempDir root;
+  std::vector<std::unique_ptr<DevicePlugin>> plugins;
+  plugins.push_back(std::make_unique<TestPlugin>());
+  plugins.push_back(std::make_unique<TestPlugin>("example.com/fpga"));
+  plugins.push_back(std::make_unique<TestPlugin>());
+  absl::StatusOr<std::unique_ptr<PluginRunner>> runner =
+      PluginRunner::Create(FastOptions(root), std::move(plugins));
+  EXPECT_EQ(runner.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(runner.status().message(), HasSubstr(kResource));
+}
+
+TEST(PluginRunner, CreateRejectsAnEmptyPluginList) {
+  TempDir root;
+  absl::StatusOr<std::unique_ptr<PluginRunner>> runner =
+      PluginRunner::Create(FastOptions(root), {});
+  EXPECT_EQ(runner.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(PluginRunner, CreateRejectsANullPlugin) {
+  TempDir root;
+  absl::StatusOr<std::unique_ptr<PluginRunner>> runner =
+      PluginRunner::Create(FastOptions(root), One(nullptr));
+  EXPECT_EQ(runner.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(PluginRunner, CreateRejectsASocketPathOverTheUnixLimit) {
+  RunnerOptions options;
+  options.kubelet_root = "/tmp/" + std::string(100, 'x');
+  absl::StatusOr<std::unique_ptr<PluginRunner>> runner =
+      PluginRunner::Create(options, One(std::make_unique<TestPlugin>()));
+  EXPECT_EQ(runner.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(PluginRunner, SocketNameReplacesTheSlash) {
+  EXPECT_EQ(SocketNameFor("example.com/gpu"), "example.com_gpu.sock");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Start and registration
+
+TEST(PluginRunner, StartFailsWithDiscoverError) {
+  TempDir root;
+  std::unique_ptr<PluginRunner> runner =
+      MakeRunner(FastOptions(root), std::make_unique<FailingDiscoveryPlugin>());
+  ASSERT_NE(runner, nullptr);
+  absl::Status status = runner->Start();
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  EXPECT_THAT(status.message(), HasSubstr("no driver"));
+  runner->Stop();
+}
+
+TEST(PluginRunner, StartTwiceIsFailedPrecondition) {
+  TempDir root;
+  std::unique_ptr<PluginRunner> runner =
+      MakeRunner(FastOptions(root), std::make_unique<TestPlugin>());
+  ASSERT_NE(runner, nullptr);
+  ASSERT_TRUE(runner->Start().ok());
+  EXPECT_EQ(runner->Start().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(PluginRunner, ServesBeforeRegisteringAndSendsTheRegisterFields) {
+  TempDir root;
+  FakeKubelet kubelet(root);
+  ASSERT_TRUE(kubelet.Start().ok());
+  std::unique_ptr<PluginRunner> runner =
+      MakeRunner(FastOptions(root), std::make_unique<TestPlugin>(kResource, Inventory()));
+  ASSERT_NE(runner, nullptr);
+  ASSERT_TRUE(runner->Start().ok());
+  ASSERT_TRUE(runner->WaitForRegistrations(1, kTimeout));
+  EXPECT_EQ(runner->registrations(), 1);
+
+  std::vector<RecordedRegistration> registrations = kubelet.registrations();
+  ASSERT_EQ(registrations.size(), 1u);
+  const RecordedRegistration& got = registrations[0];
+  EXPECT_EQ(got.dial_code, grpc::StatusCode::OK) << "plugin socket not served at Register";
+  EXPECT_EQ(got.request.version(), "v1beta1");
+  EXPECT_EQ(got.request.endpoint(), kSocketName);
+  EXPECT_EQ(got.request.resource_name(), kResource);
+  EXPECT_FALSE(got.request.options().get_preferred_allocation_available());
+  EXPECT_FALSE(got.request.options().pre_start_required());
+}
+
+TEST(PluginRunner, AdvertisesPreferredAllocation) {
+  TempDir root;
+  FakeKubelet kubelet(root);
+  ASSERT_TRUE(kubelet.Start().ok());
+  std::unique_ptr<PluginRunner> runner =
+      MakeRunner(FastOptions(root), std::make_unique<PreferringPlugin>(kResource, Inventory()));
+  ASSERT_NE(runner, nullptr);
+  ASSERT_TRUE(runner->Start().ok());
+  ASSERT_TRUE(runner->WaitForRegistrations(1, kTimeout));
+
+  std::vector<RecordedRegistration> registrations = kubelet.registrations();
+  ASSERT_EQ(registrations.size(), 1u);
+  EXPECT_EQ(registrations[0].dial_code, grpc::StatusCode::OK);
+  EXPECT_TRUE(registrations[0].request.options().get_preferred_allocation_available());
+  EXPECT_FALSE(registrations[0].request.options().pre_start_required());
+  EXPECT_TRUE(registrations[0].served_options.get_preferred_allocation_available());
+  EXPECT_FALSE(registrations[0].served_options.pre_start_required());
+}
+
+TEST(PluginRunner, AdvertisesPreStartRequired) {
+  TempDir root;
+  FakeKubelet kubelet(root);
+  ASSERT_TRUE(kubelet.Start().ok());
+  std::unique_ptr<PluginRunner> runner =
+      MakeRunner(FastOptions(root), std::make_unique<PreStartingPlugin>(kResource, Inventory()));
+  ASSERT_NE(runner, nullptr);
+  ASSERT_TRUE(runner->Start().ok());
+  ASSERT_TRUE(runner->WaitForRegistrations(1, kTimeout));
+
+  std::vector<RecordedRegistration> registrations = kubelet.registrations();
+  ASSERT_EQ(registrations.size(), 1u);
+  EXPECT_EQ(registrations[0].dial_code, grpc::StatusCode::OK);
+  EXPECT_TRUE(registrations[0].request.options().pre_start_required());
+  EXPECT_FALSE(registrations[0].request.options().get_preferred_allocation_available());
+  EXPECT_TRUE(registrations[0].served_options.pre_start_required());
+}
+
+TEST(PluginRunner, RegistersEveryPluginOnItsOwnSocket) {
+  TempDir root;
+  FakeKubelet kubelet(root);
+  ASSERT_TRUE(kubelet.Start().ok());
+  std::vector<std::unique_ptr<DevicePlugin>> plugins;
+  plugins.push_back(std::make_unique<TestPlugin>(kResource, Inventory()));
+  plugins.push_back(std::make_unique<TestPlugin>("example.com/fpga"));
+  absl::StatusOr<std::unique_ptr<PluginRunner>> runner =
+      PluginRunner::Create(FastOptions(root), std::move(plugins));
+  ASSERT_TRUE(runner.ok()) << runner.status();
+  ASSERT_TRUE((*runner)->Start().ok());
+  ASSERT_TRUE((*runner)->WaitForRegistrations(2, kTimeout));
+
+  std::vector<std::string> endpoints;
+  for (const RecordedRegistration& got : kubelet.registrations()) {
+    EXPECT_EQ(got.dial_code, grpc::StatusCode::OK) << got.request.endpoint();
+    endpoints.push_back(got.request.endpoint());
+  }
+  std::sort(endpoints.begin(), endpoints.end());
+  EXPECT_THAT(endpoints, ElementsAre("example.com_fpga.sock", "example.com_gpu.sock"));
+}
+
+TEST(PluginRunner, RegistersOnceAKubeletAppears) {
+  TempDir root;
+  std::unique_ptr<PluginRunner> runner =
+      MakeRunner(FastOptions(root), std::make_unique<TestPlugin>(kResource, Inventory()));
+  ASSERT_NE(runner, nullptr);
+  ASSERT_TRUE(runner->Start().ok());
+  EXPECT_TRUE(IsSocket(root.Path("device-plugins/") + kSocketName));
+  EXPECT_EQ(runner->registrations(), 0);
+
+  FakeKubelet kubelet(root);
+  ASSERT_TRUE(kubelet.Start().ok());
+  ASSERT_TRUE(runner->WaitForRegistrations(1, kTimeout));
+  ASSERT_TRUE(WaitUntil([&] { return kubelet.count() == 1; }));
+  EXPECT_EQ(kubelet.registrations()[0].dial_code, grpc::StatusCode::OK);
+}
+
+TEST(PluginRunner, ServesAndRegistersAgainAfterAKubeletRestart) {
+  TempDir root;
+  const std::string plugin_socket = root.Path("device-plugins/") + kSocketName;
+  auto first = std::make_unique<FakeKubelet>(root);
+  ASSERT_TRUE(first->Start().ok());
+  std::unique_ptr<PluginRunner> runner =
+      MakeRunner(FastOptions(root), std::make_unique<TestPlugin>(kResource, Inventory()));
+  ASSERT_NE(runner, nullptr);
+  ASSERT_TRUE(runner->Start().ok());
+  ASSERT_TRUE(runner->WaitForRegistrations(1, kTimeout));
+  ASSERT_TRUE(WaitUntil([&] { return first->count() >= 1; }));
+  const int before = runner->registrations();
+
+  // What a restarting kubelet does: its server goes, the directory's sockets are removed, and a
+  // new kubelet.sock appears.
+  first->Stop();
+  first.reset();
+  ASSERT_TRUE(RemoveSocketIfPresent(plugin_socket).ok());
+  FakeKubelet second(root);
+  ASSERT_TRUE(second.Start().ok());
+
+  ASSERT_TRUE(runner->WaitForRegistrations(before + 1, kTimeout));
+  ASSERT_TRUE(WaitUntil([&] { return second.count() >= 1; }));
+  std::vector<RecordedRegistration> registrations = second.registrations();
+  EXPECT_EQ(registrations[0].dial_code, grpc::StatusCode::OK);
+  EXPECT_EQ(registrations[0].request.endpoint(), kSocketName);
+  EXPECT_TRUE(IsSocket(plugin_socket));
+
+  // The new server answers ListAndWatch with the inventory.
+  auto stub = DialPlugin(root);
+  Stream stream(*stub);
+  v1beta1::ListAndWatchResponse response;
+  ASSERT_TRUE(stream.reader->Read(&response));
+  EXPECT_EQ(response.devices_size(), 3);
+}
+
+TEST(PluginRunner, RegistersAgainWhenOnlyKubeletSockIsRecreated) {
+  TempDir root;
+  auto first = std::make_unique<FakeKubelet>(root);
+  ASSERT_TRUE(first->Start().ok());
+  std::unique_ptr<PluginRunner> runner =
+      MakeRunner(FastOptions(root), std::make_unique<TestPlugin>(kResource, Inventory()));
+  ASSERT_NE(runner, nullptr);
+  ASSERT_TRUE(runner->Start().ok());
+  ASSERT_TRUE(runner->WaitForRegistrations(1, kTimeout));
+  ASSERT_TRUE(WaitUntil([&] { return first->count() >= 1; }));
+  const int before = runner->registrations();
+
+  first.reset();
+  FakeKubelet second(root);
+  ASSERT_TRUE(second.Start().ok());
+  ASSERT_TRUE(runner->WaitForRegistrations(before + 1, kTimeout));
+  ASSERT_TRUE(WaitUntil([&] { return second.count() >= 1; }));
+  EXPECT_EQ(second.registrations()[0].dial_code, grpc::StatusCode::OK);
+}
+
+// ---------------------------------------------------------------------------------------------
+// ListAndWatch
+
+TEST(PluginRunner, ListAndWatchSendsTheFullListFirst) {
+  TempDir root;
+  std::unique_ptr<PluginRunner> runner =
+      MakeRunner(FastOptions(root), std::make_unique<TestPlugin>(kResource, Inventory()));
+  ASSERT_NE(runner, nullptr);
+  ASSERT_TRUE(runner->Start().ok());
+
+  auto stub = DialPlugin(root);
+  Stream stream(*stub);
+  v1beta1::ListAndWatchResponse response;
+  ASSERT_TRUE(stream.reader->Read(&response));
+  EXPECT_THAT(Summary(response),
+              ElementsAre("gpu0/Healthy/0", "gpu1/Unhealthy/0,1", "gpu2/Healthy/-"));
+}
+
+TEST(PluginRunner, ListAndWatchSendsASnapshotOnSetHealth) {
+  TempDir root;
+  auto owned = std::make_unique<TestPlugin>(kResource, Inventory());
+  TestPlugin* plugin = owned.get();
+  std::unique_ptr<PluginRunner> runner = MakeRunner(FastOptions(root), std::move(owned));
+  ASSERT_NE(runner, nullptr);
+  ASSERT_TRUE(runner->Start().ok());
+
+  auto stub = DialPlugin(root);
+  Stream stream(*stub);
+  v1beta1::ListAndWatchResponse response;
+  ASSERT_TRUE(stream.reader->Read(&response));
+
+  std::thread health([plugin] { plugin->SetHealth("gpu2", Health::kUnhealthy); });
+  health.join();
+  ASSERT_TRUE(stream.reader->Read(&response));
+  EXPECT_THAT(Summary(response),
+              ElementsAre("gpu0/Healthy/0", "gpu1/Unhealthy/0,1", "gpu2/Unhealthy/-"));
+
+  // A new stream starts from the current state.
+  Stream later(*stub);
+  ASSERT_TRUE(later.reader->Read(&response));
+  EXPECT_THAT(Summary(response),
+              ElementsAre("gpu0/Healthy/0", "gpu1/Unhealthy/0,1", "gpu2/Unhealthy/-"));
+}
+
+TEST(PluginRunner, ListAndWatchUpdatesEveryOpenStream) {
+  TempDir root;
+  auto owned = std::make_unique<TestPlugin>(kResource, Inventory());
+  TestPlugin* plugin = owned.get();
+  std::unique_ptr<PluginRunner> runner = MakeRunner(FastOptions(root), std::move(owned));
+  ASSERT_NE(runner, nullptr);
+  ASSERT_TRUE(runner->Start().ok());
+
+  auto stub = DialPlugin(root);
+  Stream first(*stub);
+  Stream second(*stub);
+  v1beta1::ListAndWatchResponse response;
+  ASSERT_TRUE(first.reader->Read(&response));
+  ASSERT_TRUE(second.reader->Read(&response));
+
+  std::thread health([plugin] { plugin->SetHealth("gpu1", Health::kHealthy); });
+  health.join();
+  for (Stream* stream : {&first, &second}) {
+    ASSERT_TRUE(stream->reader->Read(&response));
+    EXPECT_THAT(Summary(response),
+                ElementsAre("gpu0/Healthy/0", "gpu1/Healthy/0,1", "gpu2/Healthy/-"));
+  }
+}
+
+TEST(PluginRunner, ListAndWatchEndsWithTheLatestSnapshotAfterABurst) {
+  TempDir root;
+  auto owned = std::make_unique<TestPlugin>(kResource, Inventory());
+  TestPlugin* plugin = owned.get();
+  std::unique_ptr<PluginRunner> runner = MakeRunner(FastOptions(root), std::move(owned));
+  ASSERT_NE(runner, nullptr);
+  ASSERT_TRUE(runner->Start().ok());
+
+  auto stub = DialPlugin(root);
+  Stream stream(*stub);
+  v1beta1::ListAndWatchResponse response;
+  ASSERT_TRUE(stream.reader->Read(&response));
+
+  std::thread health([plugin] {
+    for (int i = 0; i < 50; ++i) {
+      plugin->SetHealth("gpu0", i % 2 == 0 ? Health::kUnhealthy : Health::kHealthy);
+    }
+    plugin->SetHealth("gpu2", Health::kUnhealthy);
+  });
+  health.join();
+  // Intermediate snapshots may be coalesced; the last one must arrive.
+  std::vector<std::string> want = {"gpu0/Healthy/0", "gpu1/Unhealthy/0,1", "gpu2/Unhealthy/-"};
+  while (Summary(response) != want) ASSERT_TRUE(stream.reader->Read(&response));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stop
+
+TEST(PluginRunner, StopRemovesThePluginSocketAndIsIdempotent) {
+  TempDir root;
+  const std::string plugin_socket = root.Path("device-plugins/") + kSocketName;
+  std::unique_ptr<PluginRunner> runner =
+      MakeRunner(FastOptions(root), std::make_unique<TestPlugin>(kResource, Inventory()));
+  ASSERT_NE(runner, nullptr);
+  ASSERT_TRUE(runner->Start().ok());
+  ASSERT_TRUE(IsSocket(plugin_socket));
+
+  runner->Stop();
+  EXPECT_FALSE(IsSocket(plugin_socket));
+  runner->Stop();
+  EXPECT_FALSE(IsSocket(plugin_socket));
+}
+
+TEST(PluginRunner, StopMayRunConcurrently) {
+  TempDir root;
+  std::unique_ptr<PluginRunner> runner =
+      MakeRunner(FastOptions(root), std::make_unique<TestPlugin>(kResource, Inventory()));
+  ASSERT_NE(runner, nullptr);
+  ASSERT_TRUE(runner->Start().ok());
+  std::thread other([&runner] { runner->Stop(); });
+  runner->Stop();
+  other.join();
+  EXPECT_FALSE(IsSocket(root.Path("device-plugins/") + kSocketName));
+}
+
+TEST(PluginRunner, StopWithoutStartIsHarmless) {
+  TempDir root;
+  std::unique_ptr<PluginRunner> runner =
+      MakeRunner(FastOptions(root), std::make_unique<TestPlugin>());
+  ASSERT_NE(runner, nullptr);
+  runner->Stop();
+  runner->Stop();
+  EXPECT_EQ(runner->registrations(), 0);
+}
+
+TEST(PluginRunner, StopEndsOpenListAndWatchStreams) {
+  TempDir root;
+  std::unique_ptr<PluginRunner> runner =
+      MakeRunner(FastOptions(root), std::make_unique<TestPlugin>(kResource, Inventory()));
+  ASSERT_NE(runner, nullptr);
+  ASSERT_TRUE(runner->Start().ok());
+
+  auto stub = DialPlugin(root);
+  Stream stream(*stub);
+  v1beta1::ListAndWatchResponse response;
+  ASSERT_TRUE(stream.reader->Read(&response));
+  runner->Stop();
+  EXPECT_FALSE(stream.reader->Read(&response));
+  grpc::Status status = stream.reader->Finish();
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+}
+
+// Stop() is documented to cancel the ListAndWatch streams; only other open calls get the grace
+// (RunnerOptions::shutdown_grace). A kubelet always holds a stream open, so waiting the grace for
+// it would make every Stop() last the whole grace.
+TEST(PluginRunner, StopDoesNotWaitTheGraceForListAndWatchStreams) {
+  TempDir root;
+  RunnerOptions options = FastOptions(root);
+  options.shutdown_grace = absl::Seconds(30);
+  std::unique_ptr<PluginRunner> runner =
+      MakeRunner(options, std::make_unique<TestPlugin>(kResource, Inventory()));
+  ASSERT_NE(runner, nullptr);
+  ASSERT_TRUE(runner->Start().ok());
+
+  auto stub = DialPlugin(root);
+  Stream stream(*stub);
+  v1beta1::ListAndWatchResponse response;
+  ASSERT_TRUE(stream.reader->Read(&response));
+  const absl::Time before = absl::Now();
+  runner->Stop();
+  EXPECT_LT(absl::Now() - before, absl::Seconds(10));
+  EXPECT_FALSE(stream.reader->Read(&response));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Unary calls
+
+TEST(PluginRunner, AllocateAnswersWithTheDeviceRuntimeFields) {
+  TempDir root;
+  Device gpu0 = Dev("gpu0");
+  gpu0.specs.emplace_back();
+  gpu0.specs[0].container_path = gpu0.specs[0].host_path = "/dev/gpu0";
+  gpu0.mounts.emplace_back();
+  gpu0.mounts[0].container_path = "/lib/gpu";
+  gpu0.mounts[0].host_path = "/opt/gpu";
+  gpu0.mounts[0].read_only = true;
+  gpu0.envs = {{"GPU", "0"}};
+  gpu0.cdi_devices = {"example.com/gpu=gpu0"};
+  std::vector<Device> devices = {gpu0};
+  std::unique_ptr<PluginRunner> runner =
+      MakeRunner(FastOptions(root), std::make_unique<TestPlugin>(kResource, devices));
+  ASSERT_NE(runner, nullptr);
+  ASSERT_TRUE(runner->Start().ok());
+
+  auto stub = DialPlugin(root);
+  v1beta1::AllocateRequest request;
+  request.add_container_requests()->add_devices_ids("gpu0");
+  v1beta1::AllocateResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(Deadline());
+  grpc::Status status = stub->Allocate(&context, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(response.container_responses_size(), 1);
+  const v1beta1::ContainerAllocateResponse& got = response.container_responses(0);
+  EXPECT_EQ(got.envs().at("GPU"), "0");
+  ASSERT_EQ(got.devices_size(), 1);
+  EXPECT_EQ(got.devices(0).host_path(), "/dev/gpu0");
+  EXPECT_EQ(got.devices(0).permissions(), "rw");
+  ASSERT_EQ(got.mounts_size(), 1);
+  EXPECT_TRUE(got.mounts(0).read_only());
+  ASSERT_EQ(got.cdi_devices_size(), 1);
+  EXPECT_EQ(got.cdi_devices(0).name(), "example.com/gpu=gpu0");
+}
+
+TEST(PluginRunner, AllocateOfAnUnknownIdIsInvalidArgument) {
+  TempDir root;
+  std::unique_ptr<PluginRunner> runner =
+      MakeRunner(FastOptions(root), std::make_unique<TestPlugin>(kResource, Inventory()));
+  ASSERT_NE(runner, nullptr);
+  ASSERT_TRUE(runner->Start().ok());
+
+  auto stub = DialPlugin(root);
+  v1beta1::AllocateRequest request;
+  request.add_container_requests()->add_devices_ids("gpu0");
+  request.add_container_requests()->add_devices_ids("gpu7");
+  v1beta1::AllocateResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(Deadline());
+  grpc::Status status = stub->Allocate(&context, request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("gpu7"));
+}
+
+TEST(PluginRunner, AllocatePassesVendorErrorCodesThrough) {
+  TempDir root;
+  std::unique_ptr<PluginRunner> runner = MakeRunner(
+      FastOptions(root), std::make_unique<TestPlugin>(kResource, Inventory(),
+                                                      absl::ResourceExhaustedError("all busy")));
+  ASSERT_NE(runner, nullptr);
+  ASSERT_TRUE(runner->Start().ok());
+
+  auto stub = DialPlugin(root);
+  v1beta1::AllocateRequest request;
+  request.add_container_requests()->add_devices_ids("gpu0");
+  v1beta1::AllocateResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(Deadline());
+  grpc::Status status = stub->Allocate(&context, request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(status.error_message(), HasSubstr("all busy"));
+}
+
+TEST(PluginRunner, GetPreferredAllocationWithoutTheCapabilityIsUnimplemented) {
+  TempDir root;
+  std::unique_ptr<PluginRunner> runner =
+      MakeRunner(FastOptions(root), std::make_unique<TestPlugin>(kResource, Inventory()));
+  ASSERT_NE(runner, nullptr);
+  ASSERT_TRUE(runner->Start().ok());
+
+  auto stub = DialPlugin(root);
+  v1beta1::PreferredAllocationRequest request;
+  auto* container = request.add_container_requests();
+  container->add_available_deviceids("gpu0");
+  container->set_allocation_size(1);
+  v1beta1::PreferredAllocationResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(Deadline());
+  EXPECT_EQ(stub->GetPreferredAllocation(&context, request, &response).error_code(),
+            grpc::StatusCode::UNIMPLEMENTED);
+}
+
+TEST(PluginRunner, GetPreferredAllocationAsksThePlugin) {
+  TempDir root;
+  std::unique_ptr<PluginRunner> runner =
+      MakeRunner(FastOptions(root), std::make_unique<PreferringPlugin>(kResource, Inventory()));
+  ASSERT_NE(runner, nullptr);
+  ASSERT_TRUE(runner->Start().ok());
+
+  auto stub = DialPlugin(root);
+  v1beta1::PreferredAllocationRequest request;
+  auto* container = request.add_container_requests();
+  for (const char* id : {"gpu0", "gpu1", "gpu2"}) container->add_available_deviceids(id);
+  container->add_must_include_deviceids("gpu2");
+  container->set_allocation_size(2);
+  v1beta1::PreferredAllocationResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(Deadline());
+  grpc::Status status = stub->GetPreferredAllocation(&context, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(response.container_responses_size(), 1);
+  EXPECT_THAT(response.container_responses(0).deviceids(), ElementsAre("gpu2", "gpu0"));
+}
+
+TEST(PluginRunner, PreStartContainerWithoutTheCapabilityIsUnimplemented) {
+  TempDir root;
+  std::unique_ptr<PluginRunner> runner =
+      MakeRunner(FastOptions(root), std::make_unique<TestPlugin>(kResource, Inventory()));
+  ASSERT_NE(runner, nullptr);
+  ASSERT_TRUE(runner->Start().ok());
+
+  auto stub = DialPlugin(root);
+  v1beta1::PreStartContainerRequest request;
+  request.add_devices_ids("gpu0");
+  v1beta1::PreStartContainerResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(Deadline());
+  EXPECT_EQ(stub->PreStartContainer(&context, request, &response).error_code(),
+            grpc::StatusCode::UNIMPLEMENTED);
+}
+
+TEST(PluginRunner, PreStartContainerCallsThePlugin) {
+  TempDir root;
+  auto owned = std::make_unique<PreStartingPlugin>(kResource, Inventory());
+  PreStartingPlugin* plugin = owned.get();
+  std::unique_ptr<PluginRunner> runner = MakeRunner(FastOptions(root), std::move(owned));
+  ASSERT_NE(runner, nullptr);
+  ASSERT_TRUE(runner->Start().ok());
+
+  auto stub = DialPlugin(root);
+  v1beta1::PreStartContainerRequest request;
+  request.add_devices_ids("gpu0");
+  request.add_devices_ids("gpu2");
+  v1beta1::PreStartContainerResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(Deadline());
+  grpc::Status status = stub->PreStartContainer(&context, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_THAT(plugin->prestarted(), ElementsAre("gpu0", "gpu2"));
+}
+
+}  // namespace
+}  // namespace kdp
