@@ -56,7 +56,7 @@ class ListAndWatchReactor final : public grpc::ServerWriteReactor<v1beta1::ListA
   }
 
   void OnDone() override {
-    state_->Unsubscribe(this);  // No OnDevices() call can be running or start after this.
+    state_->Unsubscribe(this);   // No OnDevices() call can be running or start after this.
     service_->StreamDone(this);  // Nor an End() call.
     delete this;
   }

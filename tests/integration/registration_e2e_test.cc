@@ -94,6 +94,23 @@ TEST_F(RegistrationE2E, PreferredAllocationIsAskedAndHonoured) {
             nlohmann::json({"p2", "p3"}));
 }
 
+TEST_F(RegistrationE2E, PreStartContainerGetsTheAllocatedDevicesWhenRequired) {
+  v1beta1::DevicePluginOptions options;
+  options.set_pre_start_required(true);
+  auto plugin = Serve("prestart.sock", options);
+  plugin->SetDevices({MakeDevice("s0"), MakeDevice("s1"), MakeDevice("s2")});
+  ASSERT_TRUE(
+      StubPlugin::Register(KubeletSocket(), "v1beta1", "prestart.sock", "example.com/ps").ok());
+  ASSERT_TRUE(WaitForAllocatable("example.com/ps", 3));
+  KdpctlResult result = Apply(GpuPod("ps", 2, "example.com/ps"));
+  ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+  std::vector<std::string> ids = result.json["containers"][0]["devices"]["example.com/ps"];
+  ASSERT_EQ(plugin->pre_start_calls().size(), 1u);
+  EXPECT_EQ(plugin->pre_start_calls()[0], ids);
+  // The run options are exactly the Allocate answer.
+  EXPECT_EQ(result.json["containers"][0]["envs"]["STUB_DEVICES"], "s0,s1");
+}
+
 TEST_F(RegistrationE2E, ANewerInstanceReplacesTheOldAndSurvivesItsExit) {
   auto old_instance = Serve("old.sock");
   old_instance->SetDevices({MakeDevice("o0"), MakeDevice("o1")});

@@ -135,9 +135,16 @@ grpc::Status StubPlugin::Allocate(grpc::ServerContext*, const v1beta1::AllocateR
 }
 
 grpc::Status StubPlugin::PreStartContainer(grpc::ServerContext*,
-                                           const v1beta1::PreStartContainerRequest*,
+                                           const v1beta1::PreStartContainerRequest* request,
                                            v1beta1::PreStartContainerResponse*) {
+  absl::MutexLock lock(&mu_);
+  pre_start_calls_.emplace_back(request->devices_ids().begin(), request->devices_ids().end());
   return grpc::Status::OK;
+}
+
+std::vector<std::vector<std::string>> StubPlugin::pre_start_calls() const {
+  absl::MutexLock lock(&mu_);
+  return pre_start_calls_;
 }
 
 }  // namespace kdp::testing

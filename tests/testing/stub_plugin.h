@@ -45,6 +45,8 @@ class StubPlugin final : public v1beta1::DevicePlugin::Service {
   // The Allocate answer's env gets STUB_DEVICES=<ids joined by ','>.
   int allocate_calls() const { return allocate_calls_.load(); }
   int preferred_calls() const { return preferred_calls_.load(); }
+  // Device IDs of every PreStartContainer call so far.
+  std::vector<std::vector<std::string>> pre_start_calls() const ABSL_LOCKS_EXCLUDED(mu_);
   int messages_sent() const ABSL_LOCKS_EXCLUDED(mu_);
 
   grpc::Status GetDevicePluginOptions(grpc::ServerContext*, const v1beta1::Empty*,
@@ -70,6 +72,7 @@ class StubPlugin final : public v1beta1::DevicePlugin::Service {
   std::vector<v1beta1::Device> devices_ ABSL_GUARDED_BY(mu_);
   int generation_ ABSL_GUARDED_BY(mu_) = 0;
   int messages_sent_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::vector<std::string>> pre_start_calls_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
 };
 

@@ -31,8 +31,8 @@ const char* HealthName(Health health);
 
 // A file or directory bind-mounted into the container.
 struct Mount {
-  std::string container_path;
-  std::string host_path;
+  std::string container_path = {};
+  std::string host_path = {};
   bool read_only = false;
 
   friend bool operator==(const Mount&, const Mount&) = default;
@@ -40,8 +40,8 @@ struct Mount {
 
 // A device node made available in the container.
 struct DeviceSpec {
-  std::string container_path;
-  std::string host_path;
+  std::string container_path = {};
+  std::string host_path = {};
   // Any combination of "r", "w" and "m" (mknod).
   std::string permissions = "rw";
 
@@ -50,12 +50,12 @@ struct DeviceSpec {
 
 // What a container needs to use its devices: the answer to Allocate for one container.
 struct ContainerAllocation {
-  std::map<std::string, std::string> envs;
-  std::vector<Mount> mounts;
-  std::vector<DeviceSpec> devices;
-  std::map<std::string, std::string> annotations;
+  std::map<std::string, std::string> envs = {};
+  std::vector<Mount> mounts = {};
+  std::vector<DeviceSpec> devices = {};
+  std::map<std::string, std::string> annotations = {};
   // Fully qualified CDI device names, e.g. "example.com/gpu=gpu0".
-  std::vector<std::string> cdi_devices;
+  std::vector<std::string> cdi_devices = {};
 
   friend bool operator==(const ContainerAllocation&, const ContainerAllocation&) = default;
 };
@@ -65,30 +65,30 @@ struct ContainerAllocation {
 // leave them empty.
 struct Device {
   // Unique within the resource; the kubelet documents at most 63 characters.
-  std::string id;
+  std::string id = {};
   Health health = Health::kHealthy;
   // Linux NUMA node numbers the device is attached to; empty when unknown (no topology is sent).
-  std::vector<int> numa_nodes;
+  std::vector<int> numa_nodes = {};
 
-  std::vector<DeviceSpec> specs;
-  std::vector<Mount> mounts;
-  std::map<std::string, std::string> envs;
-  std::vector<std::string> cdi_devices;
+  std::vector<DeviceSpec> specs = {};
+  std::vector<Mount> mounts = {};
+  std::map<std::string, std::string> envs = {};
+  std::vector<std::string> cdi_devices = {};
 
   friend bool operator==(const Device&, const Device&) = default;
 };
 
 // Allocate request for one container: the device IDs the kubelet picked.
 struct AllocateRequest {
-  std::vector<std::string> device_ids;
+  std::vector<std::string> device_ids = {};
 };
 
 // GetPreferredAllocation request for one container.
 struct PreferredRequest {
   // Devices the kubelet may choose from (healthy, free, and topology-aligned where it applies).
-  std::vector<std::string> available;
+  std::vector<std::string> available = {};
   // Devices that must be part of the answer (already chosen, e.g. reused from init containers).
-  std::vector<std::string> must_include;
+  std::vector<std::string> must_include = {};
   // Total number of devices the container needs (must_include counts towards it).
   int size = 0;
 };
