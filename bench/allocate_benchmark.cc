@@ -1,17 +1,20 @@
 // allocate_benchmark measures, in one run, kdp's Allocate round trip (the manager's
 // kdp::manager::Endpoint calling a plugin served by the SDK's PluginRunner) against the floor of
 // the machine it runs on (a bare gRPC unary call over a unix socket, sync API, empty messages),
-// prints their ratio against the 1.5 target, and then measures the resident memory of the
-// kdp-gpu-plugin example serving 1,000 devices against the 8 MiB target.
+// prints their ratio against the 1.5 target, and then the resident memory of the kdp-gpu-plugin
+// example serving 1,000 devices against the 8 MiB target, with a breakdown.
 //
 // Why in-process for the ratio: the floor server, the SDK's plugin server and the client then share
-// one process and one CPU layout, so the ratio shows what kdp adds (DefaultAllocate, conversions,
-// deadline, Status mapping), not how the scheduler placed two processes. The Allocate against the
-// real kdp-gpu-plugin process is reported as a third, informational figure.
+// one process and one CPU layout, so the ratio shows what kdp adds, not how the scheduler placed
+// two processes. Informational figures: the floor server with a callback-API ListAndWatch (the
+// server shape the SDK had before it moved ListAndWatch to the sync API, kept to show why), the
+// SDK plugin with 1,000 devices, and the real kdp-gpu-plugin
+// process. Repetitions are interleaved (floor, kdp, floor, ...) so a slow phase of the machine
+// moves both sides of the ratio.
 //
 // Usage: allocate_benchmark [--benchmark_* flags] [--kdp_gpu_plugin=PATH] [--kdp_skip_rss]
 // Exit status: 0 when everything was measured (a missed target is reported, not an error), 1 when
-// a measurement could not be made. docs/benchmarks.md has the figures measured on our machines.
+// a measurement could not be made, 2 on a bad argument. docs/benchmarks.md has our figures.
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
 #include <grpcpp/grpcpp.h>
@@ -19,7 +22,6 @@
 #include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,10 +33,8 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <optional>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -67,11 +67,23 @@ constexpr char kMixedFloorName[] = "floor/grpc_unary_sync_next_to_callback_strea
 constexpr char kInProcessName[] = "kdp/allocate_in_process";
 constexpr char kManyName[] = "kdp/allocate_in_process_1000_devices";
 constexpr char kProcessName[] = "kdp/allocate_gpu_plugin_process";
-// argv[1] that turns this binary into the "trivial gRPC server" of the RSS breakdown.
+// argv[1] that turns this binary into the "trivial gRPC server" of the memory breakdown.
 constexpr char kTrivialServerFlag[] = "--kdp_internal_trivial_server=";
 
 // ---------------------------------------------------------------------------------------------
-// Scratch directory and child processes.
+// Files, directories and child processes.
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string PluginSocketIn(const std::string& kubelet_root,
+                           const std::string& resource = kResource) {
+  return absl::StrCat(kubelet_root, "/device-plugins/", SocketNameFor(resource));
+}
 
 // A fresh directory under $TMPDIR (or /tmp), removed with everything in it on destruction.
 class TempDir {
@@ -88,29 +100,23 @@ class TempDir {
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
 
-  bool ok() const { return !path_.empty(); }
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return path_; }  // Empty when mkdtemp failed.
 
  private:
   std::string path_;
 };
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// A child process started with fork/exec, its stdout and stderr going to a log file. It gets
-// SIGTERM if this process dies first (PR_SET_PDEATHSIG), so a crashed benchmark leaves no plugin
-// behind; the destructor sends SIGTERM and reaps it.
-class ChildProcess {
+// A server process started with fork/exec, stdout and stderr to a log file. It gets SIGTERM if
+// this process dies first (PR_SET_PDEATHSIG), so a crashed benchmark leaves no plugin behind; the
+// destructor stops it as Terminate() does.
+class ServerProcess {
  public:
-  // `extra_env` entries ("NAME=value") are added to this process's environment.
-  static absl::StatusOr<std::unique_ptr<ChildProcess>> Start(
+  // Starts `argv` with `extra_env` ("NAME=value") added to this environment and waits until
+  // `socket_path` exists (polling: the plugin offers nothing to wait on). INTERNAL, with the
+  // log, when it exits first; DEADLINE_EXCEEDED after 10 s.
+  static absl::StatusOr<std::unique_ptr<ServerProcess>> Start(
       const std::vector<std::string>& argv, const std::vector<std::string>& extra_env,
-      const std::string& log_path) {
+      const std::string& socket_path, const std::string& log_path) {
     // Everything the child touches is built before fork: only async-signal-safe calls after it.
     std::vector<char*> args;
     for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
@@ -119,14 +125,15 @@ class ChildProcess {
     for (char** e = environ; *e != nullptr; ++e) env.push_back(*e);
     for (const std::string& e : extra_env) env.push_back(const_cast<char*>(e.c_str()));
     env.push_back(nullptr);
+    const absl::Time started = absl::Now();
     const pid_t parent = getpid();
     const pid_t pid = fork();
     if (pid < 0) return absl::InternalError(absl::StrCat("fork: ", std::strerror(errno)));
     if (pid == 0) {
       prctl(PR_SET_PDEATHSIG, SIGTERM);
       if (getppid() != parent) _exit(127);
-      int log = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-      int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+      const int log = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      const int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
       if (log < 0 || null < 0) _exit(127);
       dup2(null, 0);
       dup2(log, 1);
@@ -134,78 +141,62 @@ class ChildProcess {
       execve(args[0], args.data(), env.data());
       _exit(127);
     }
-    return std::unique_ptr<ChildProcess>(new ChildProcess(pid, log_path));
+    std::unique_ptr<ServerProcess> process(new ServerProcess(pid));
+    while (!IsSocket(socket_path)) {
+      if (!process->Running()) {
+        return absl::InternalError(absl::StrCat(argv[0], " exited before serving ", socket_path,
+                                                "; its log:\n", ReadFile(log_path)));
+      }
+      if (absl::Now() - started > absl::Seconds(10)) {
+        return absl::DeadlineExceededError(absl::StrCat("no socket at ", socket_path));
+      }
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+    process->startup_ = absl::Now() - started;
+    return process;
   }
 
-  ~ChildProcess() { (void)Terminate(); }
-  ChildProcess(const ChildProcess&) = delete;
-  ChildProcess& operator=(const ChildProcess&) = delete;
+  ~ServerProcess() { (void)Terminate(); }
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
 
   pid_t pid() const { return pid_; }
-  std::string log() const { return ReadFile(log_path_); }
+  // From fork to the socket's appearance.
+  absl::Duration startup() const { return startup_; }
 
-  // True while the process has not exited (reaps it when it has).
-  bool Running() {
-    if (exited_) return false;
-    int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
-      exited_ = true;
-      status_ = status;
-    }
-    return !exited_;
-  }
-
-  // SIGTERM, then up to 5 s for a clean exit, then SIGKILL. Returns the wait status.
-  int Terminate() {
-    if (!Running()) return status_;
-    kill(pid_, SIGTERM);
-    const absl::Time deadline = absl::Now() + absl::Seconds(5);
-    while (Running() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(2));
+  // SIGTERM, up to 5 s for it to exit, then SIGKILL. True when it exited 0 on SIGTERM.
+  bool Terminate() {
     if (Running()) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, &status_, 0);
-      exited_ = true;
+      kill(pid_, SIGTERM);
+      const absl::Time deadline = absl::Now() + absl::Seconds(5);
+      while (Running() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(2));
+      if (Running()) {
+        kill(pid_, SIGKILL);
+        waitpid(pid_, &status_, 0);
+        exited_ = true;
+      }
     }
-    return status_;
+    return WIFEXITED(status_) && WEXITSTATUS(status_) == 0;
   }
 
  private:
-  ChildProcess(pid_t pid, std::string log_path) : pid_(pid), log_path_(std::move(log_path)) {}
+  explicit ServerProcess(pid_t pid) : pid_(pid) {}
+
+  bool Running() {
+    if (!exited_ && waitpid(pid_, &status_, WNOHANG) == pid_) exited_ = true;
+    return !exited_;
+  }
 
   const pid_t pid_;
-  const std::string log_path_;
+  absl::Duration startup_;
   bool exited_ = false;
   int status_ = 0;
 };
 
-// Polls until `socket_path` is a socket: a benchmark may poll; the plugin offers nothing to wait
-// on.
-absl::Status WaitForSocket(ChildProcess& child, const std::string& socket_path,
-                           absl::Duration timeout) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (!IsSocket(socket_path)) {
-    if (!child.Running()) {
-      return absl::InternalError(
-          absl::StrCat("process exited before serving ", socket_path, "; its log:\n", child.log()));
-    }
-    if (absl::Now() > deadline) {
-      return absl::DeadlineExceededError(
-          absl::StrCat("no socket at ", socket_path, " after ", absl::FormatDuration(timeout)));
-    }
-    absl::SleepFor(absl::Milliseconds(1));
-  }
-  return absl::OkStatus();
-}
-
-std::string PluginSocketIn(const std::string& kubelet_root,
-                           const std::string& resource = kResource) {
-  return absl::StrCat(kubelet_root, "/device-plugins/", SocketNameFor(resource));
-}
-
 // ---------------------------------------------------------------------------------------------
-// The three servers.
+// Servers and clients.
 
-// The floor: GetDevicePluginOptions answering at once, nothing else.
+// The floor: GetDevicePluginOptions answering at once, every method on the sync API.
 class FloorService final : public v1beta1::DevicePlugin::Service {
  public:
   grpc::Status GetDevicePluginOptions(grpc::ServerContext*, const v1beta1::Empty*,
@@ -214,9 +205,10 @@ class FloorService final : public v1beta1::DevicePlugin::Service {
   }
 };
 
-// The same service shaped like the SDK's PluginService: ListAndWatch on the callback API next to
-// the sync unary methods. Registering one callback method gives the server callback-API pollers
-// besides its sync thread pool; this figure shows what that alone costs a sync unary call.
+// The same with ListAndWatch on the callback API next to the sync unary methods (the SDK's first
+// shape). One callback method gives the server callback-API polling besides its sync thread
+// pool; this figure shows what that alone costs a sync unary call, which is why the SDK now
+// serves ListAndWatch on the sync API.
 class MixedFloorService final : public v1beta1::DevicePlugin::WithCallbackMethod_ListAndWatch<
                                     v1beta1::DevicePlugin::Service> {
  public:
@@ -226,19 +218,30 @@ class MixedFloorService final : public v1beta1::DevicePlugin::WithCallbackMethod
   }
 };
 
-std::unique_ptr<grpc::Server> StartFloorServer(grpc::Service* service,
-                                               const std::string& socket_path) {
+std::unique_ptr<grpc::Server> Serve(grpc::Service* service, const std::string& socket_path) {
   grpc::ServerBuilder builder;
   builder.AddListeningPort(UnixTarget(socket_path), grpc::InsecureServerCredentials());
   builder.RegisterService(service);
   return builder.BuildAndStart();
 }
 
-std::shared_ptr<grpc::Channel> Dial(const std::string& socket_path) {
+std::unique_ptr<v1beta1::DevicePlugin::Stub> Dial(const std::string& socket_path) {
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_ENABLE_HTTP_PROXY, 0);  // As Endpoint::Connect does.
-  return grpc::CreateCustomChannel(UnixTarget(socket_path), grpc::InsecureChannelCredentials(),
-                                   args);
+  return v1beta1::DevicePlugin::NewStub(
+      grpc::CreateCustomChannel(UnixTarget(socket_path), grpc::InsecureChannelCredentials(), args));
+}
+
+// One GetDevicePluginOptions call; `wait` waits (10 s at most) for a server still starting.
+absl::Status CallOptions(v1beta1::DevicePlugin::Stub& stub, bool wait = false) {
+  grpc::ClientContext context;
+  if (wait) {
+    context.set_wait_for_ready(true);
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  }
+  v1beta1::DevicePluginOptions response;
+  grpc::Status status = stub.GetDevicePluginOptions(&context, v1beta1::Empty(), &response);
+  return status.ok() ? absl::OkStatus() : absl::UnavailableError(status.error_message());
 }
 
 // An in-process plugin with `count` GPUs whose devices carry what DefaultAllocate() merges: two
@@ -251,19 +254,17 @@ class BenchPlugin final : public DevicePlugin {
   absl::StatusOr<std::vector<Device>> Discover() override {
     std::vector<Device> devices;
     for (int i = 0; i < count_; ++i) {
-      Device device;
+      Device& device = devices.emplace_back();
       device.id = absl::StrCat("gpu", i);
-      device.numa_nodes = {i / 4};
-      device.specs = {{.container_path = absl::StrCat("/dev/dri/card", i),
-                       .host_path = absl::StrCat("/dev/dri/card", i)},
-                      {.container_path = absl::StrCat("/dev/dri/renderD", 128 + i),
-                       .host_path = absl::StrCat("/dev/dri/renderD", 128 + i)}};
-      device.mounts = {{.container_path = "/usr/lib/kdp-gpu",
-                        .host_path = "/opt/kdp-gpu/lib",
-                        .read_only = true}};
+      device.numa_nodes = {i % 2};
+      const std::string card = absl::StrCat("/dev/dri/card", i);
+      const std::string render = absl::StrCat("/dev/dri/renderD", 128 + i);
+      device.specs = {{.container_path = card, .host_path = card},
+                      {.container_path = render, .host_path = render}};
+      device.mounts = {
+          {.container_path = "/usr/lib/kdp", .host_path = "/opt/kdp/lib", .read_only = true}};
       device.envs = {{"KDP_VISIBLE_DEVICES", device.id}};
       device.cdi_devices = {absl::StrCat("example.com/gpu=", device.id)};
-      devices.push_back(std::move(device));
     }
     return devices;
   }
@@ -273,18 +274,18 @@ class BenchPlugin final : public DevicePlugin {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Benchmarks.
+// Benchmarks and their summary.
 
-// Context switches of this whole process so far (every thread, voluntary and not).
+// Context switches of this whole process so far (every thread, voluntary or not).
 long ContextSwitches() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return usage.ru_nvcsw + usage.ru_nivcsw;
 }
 
-// Runs `call` once per iteration and adds the per-call p50/p99 (µs) of this repetition as
-// counters, next to the mean that Google Benchmark reports, and the context switches per call of
-// this process: each is a thread hand-off, and on a 2-vCPU VM often a wake-up of the other vCPU.
+// Runs `call` once per iteration. Adds as counters this repetition's per-call p50 and p99 (µs)
+// and the context switches per call of this process: each is a thread hand-off, and on a 2-vCPU
+// VM often a wake-up of the other vCPU, which is where a round trip's time goes.
 template <typename Call>
 void MeasureRoundTrips(benchmark::State& state, Call call) {
   std::vector<double> micros;
@@ -301,45 +302,38 @@ void MeasureRoundTrips(benchmark::State& state, Call call) {
     micros.push_back(std::chrono::duration<double, std::micro>(end - start).count());
   }
   if (micros.empty()) return;
-  state.counters["csw"] =
-      static_cast<double>(ContextSwitches() - switches_before) / static_cast<double>(micros.size());
+  const double calls = static_cast<double>(micros.size());
+  state.counters["csw"] = static_cast<double>(ContextSwitches() - switches_before) / calls;
   std::sort(micros.begin(), micros.end());
-  auto percentile = [&](double p) {
-    return micros[std::min(micros.size() - 1, static_cast<size_t>(p * micros.size()))];
-  };
-  state.counters["p50_us"] = percentile(0.50);
-  state.counters["p99_us"] = percentile(0.99);
+  state.counters["p50_us"] = micros[micros.size() / 2];
+  state.counters["p99_us"] = micros[std::min(micros.size() - 1, micros.size() * 99 / 100)];
 }
 
-void BM_GrpcUnaryFloor(benchmark::State& state, v1beta1::DevicePlugin::Stub* stub) {
-  MeasureRoundTrips(state, [stub]() {
-    grpc::ClientContext context;
-    v1beta1::DevicePluginOptions response;
-    grpc::Status status = stub->GetDevicePluginOptions(&context, v1beta1::Empty(), &response);
-    return status.ok() ? absl::OkStatus() : absl::UnavailableError(status.error_message());
-  });
+void BM_GrpcUnary(benchmark::State& state, v1beta1::DevicePlugin::Stub* stub) {
+  MeasureRoundTrips(state, [stub] { return CallOptions(*stub); });
 }
 
-void BM_EndpointAllocate(benchmark::State& state, manager::Endpoint* endpoint,
-                         std::vector<std::string> ids) {
+void BM_EndpointAllocate(benchmark::State& state, manager::Endpoint* endpoint) {
+  const std::vector<std::string> ids = {"gpu0"};
   MeasureRoundTrips(state, [&]() -> absl::Status {
     absl::StatusOr<v1beta1::AllocateResponse> response = endpoint->Allocate(ids);
     if (!response.ok()) return response.status();
-    if (response->container_responses_size() != 1) {
-      return absl::InternalError("Allocate answered no container response");
+    if (response->container_responses_size() != 1 ||
+        response->container_responses(0).devices_size() == 0) {
+      return absl::InternalError("Allocate answered no devices");
     }
     return absl::OkStatus();
   });
 }
 
-// Console output as usual, plus the median (or, without repetitions, the only) real time and
-// counters of each benchmark, for the summary.
+// The console output as usual, and for the summary the median (or, without repetitions, the only)
+// real time and percentiles of each benchmark.
 class SummaryReporter final : public benchmark::ConsoleReporter {
  public:
   using ConsoleReporter::ConsoleReporter;
 
   struct Figure {
-    double real_us = 0;
+    double mean_us = 0;
     double p50_us = 0;
     double p99_us = 0;
     bool median = false;
@@ -349,16 +343,15 @@ class SummaryReporter final : public benchmark::ConsoleReporter {
   void ReportRuns(const std::vector<Run>& runs) override {
     ConsoleReporter::ReportRuns(runs);
     for (const Run& run : runs) {
-      const std::string name = run.run_name.function_name;
-      Figure& figure = figures_[name];
+      Figure& figure = figures_[run.run_name.function_name];
       if (run.error_occurred) {
         figure.error = run.error_message;
         continue;
       }
-      const bool is_median = run.run_type == Run::RT_Aggregate && run.aggregate_name == "median";
-      if (!is_median && (run.run_type == Run::RT_Aggregate || figure.median)) continue;
-      figure.median = is_median;
-      figure.real_us = run.GetAdjustedRealTime();  // Every benchmark reports in µs.
+      const bool median = run.run_type == Run::RT_Aggregate && run.aggregate_name == "median";
+      if (!median && (run.run_type == Run::RT_Aggregate || figure.median)) continue;
+      figure.median = median;
+      figure.mean_us = run.GetAdjustedRealTime();  // Every benchmark reports in µs.
       auto counter = [&](const char* key) {
         auto it = run.counters.find(key);
         return it == run.counters.end() ? 0.0 : it->second.value;
@@ -368,249 +361,235 @@ class SummaryReporter final : public benchmark::ConsoleReporter {
     }
   }
 
-  const Figure* Find(const std::string& name) const {
+  // Prints the figure's row; returns it, or nullptr when it failed or did not run.
+  const Figure* Print(const char* label, const char* name) const {
     auto it = figures_.find(name);
-    return it == figures_.end() || !it->second.error.empty() || it->second.real_us <= 0
-               ? nullptr
-               : &it->second;
-  }
-  std::string ErrorOf(const std::string& name) const {
-    auto it = figures_.find(name);
-    return it == figures_.end() ? "not run" : it->second.error;
+    if (it == figures_.end() || !it->second.error.empty() || it->second.mean_us <= 0) {
+      std::printf("%-56s %s\n", label, it == figures_.end() ? "not run" : it->second.error.c_str());
+      return nullptr;
+    }
+    const Figure& f = it->second;
+    std::printf("%-56s %9.1f %9.1f %9.1f\n", label, f.mean_us, f.p50_us, f.p99_us);
+    return &f;
   }
 
  private:
   std::map<std::string, Figure> figures_;
 };
 
-// ---------------------------------------------------------------------------------------------
-// Memory of kdp-gpu-plugin.
+// Prints the latency table and ratios; returns the summary sentence, or an error when the floor
+// or the in-process Allocate is missing.
+absl::StatusOr<std::string> PrintLatencySummary(const SummaryReporter& reporter) {
+  std::printf("\n== Summary: medians over repetitions, µs per round trip ==\n");
+  std::printf("%-56s %9s %9s %9s\n", "figure", "mean", "p50", "p99");
+  const auto* floor = reporter.Print("floor: gRPC unary, sync, unix socket, empty", kFloorName);
+  const auto* mixed =
+      reporter.Print("floor, service with a callback ListAndWatch", kMixedFloorName);
+  const auto* kdp =
+      reporter.Print("kdp: Endpoint::Allocate -> SDK plugin, in-process", kInProcessName);
+  reporter.Print("kdp: same, plugin with 1000 devices", kManyName);
+  const auto* process = reporter.Print("kdp: Endpoint::Allocate -> kdp-gpu-plugin", kProcessName);
+  if (floor == nullptr || kdp == nullptr) {
+    return absl::UnavailableError("ratio not measured");
+  }
+  const double ratio = kdp->mean_us / floor->mean_us;
+  std::printf("%-56s %9.2f   (p50 ratio %.2f)\n", "ratio kdp in-process / floor", ratio,
+              kdp->p50_us / floor->p50_us);
+  if (mixed != nullptr) {
+    std::printf("%-56s %9.2f   (why ListAndWatch is served on the sync API)\n",
+                "callback-ListAndWatch floor / floor", mixed->mean_us / floor->mean_us);
+  }
+  if (process != nullptr) {
+    std::printf("%-56s %9.2f   (informational)\n", "ratio kdp-gpu-plugin process / floor",
+                process->mean_us / floor->mean_us);
+  }
+  return absl::StrFormat("Allocate %.1f us vs floor %.1f us: ratio %.2f (target <= %.1f) %s",
+                         kdp->mean_us, floor->mean_us, ratio, kRatioTarget,
+                         ratio <= kRatioTarget ? "PASS" : "FAIL");
+}
 
-struct MemoryFigures {
-  // From /proc/<pid>/status, in KiB.
-  std::map<std::string, long> status;
-  // From /proc/<pid>/smaps_rollup, in KiB.
-  std::map<std::string, long> rollup;
-  // Rss by mapping (library basename, [heap], [anon], [stack], ...), largest first, in KiB.
+// ---------------------------------------------------------------------------------------------
+// Memory.
+
+struct Memory {
+  std::map<std::string, long> status;  // /proc/<pid>/status, "Key: <number>" lines (KiB).
+  std::map<std::string, long> rollup;  // /proc/<pid>/smaps_rollup (KiB).
+  // Rss by mapping (library file name, [heap], [anon], [stack], ...), largest first (KiB).
   std::vector<std::pair<std::string, long>> by_mapping;
+  absl::Duration startup;
+
+  long Get(const std::map<std::string, long>& map, const char* key) const {
+    auto it = map.find(key);
+    return it == map.end() ? 0 : it->second;
+  }
 };
 
-// "Key:   1234 kB" lines.
-std::map<std::string, long> ParseKbLines(const std::string& text) {
+std::map<std::string, long> ParseNumbers(const std::string& text) {
   std::map<std::string, long> values;
   std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
+  for (std::string line; std::getline(in, line);) {
     const size_t colon = line.find(':');
-    if (colon == std::string::npos || !absl::EndsWith(line, "kB")) continue;
-    values[line.substr(0, colon)] = std::strtol(line.c_str() + colon + 1, nullptr, 10);
+    char* end = nullptr;
+    if (colon == std::string::npos) continue;
+    const long value = std::strtol(line.c_str() + colon + 1, &end, 10);
+    if (end != line.c_str() + colon + 1) values[line.substr(0, colon)] = value;
   }
   return values;
 }
 
-MemoryFigures ReadMemory(pid_t pid) {
-  const std::string proc = absl::StrCat("/proc/", pid);
-  MemoryFigures figures;
-  figures.status = ParseKbLines(ReadFile(proc + "/status"));
-  figures.rollup = ParseKbLines(ReadFile(proc + "/smaps_rollup"));
-
+Memory ReadMemory(const ServerProcess& process) {
+  const std::string proc = absl::StrCat("/proc/", process.pid());
+  Memory memory;
+  memory.status = ParseNumbers(ReadFile(proc + "/status"));
+  memory.rollup = ParseNumbers(ReadFile(proc + "/smaps_rollup"));
+  memory.startup = process.startup();
   std::map<std::string, long> by_mapping;
   std::istringstream smaps(ReadFile(proc + "/smaps"));
-  std::string line;
-  std::string current;
-  while (std::getline(smaps, line)) {
+  std::string mapping;
+  for (std::string line; std::getline(smaps, line);) {
     std::istringstream fields(line);
     std::string first;
     fields >> first;
     if (first.empty()) continue;
-    if (first.back() != ':') {  // A mapping header: "start-end perms offset dev inode [path]".
+    if (first.back() != ':') {  // A mapping: "start-end perms offset dev inode [path]".
       std::string perms, offset, dev, inode, path;
-      fields >> perms >> offset >> dev >> inode;
+      fields >> perms >> offset >> dev >> inode >> std::ws;
       std::getline(fields, path);
-      path.erase(0, path.find_first_not_of(' '));
-      current = path.empty() ? "[anon]" : std::filesystem::path(path).filename().string();
-      if (current.empty()) current = path;
+      mapping = path.empty() ? "[anon]" : std::filesystem::path(path).filename().string();
     } else if (first == "Rss:") {
-      long kb = 0;
-      fields >> kb;
-      by_mapping[current] += kb;
+      long kib = 0;
+      fields >> kib;
+      by_mapping[mapping] += kib;
     }
   }
-  figures.by_mapping.assign(by_mapping.begin(), by_mapping.end());
-  std::sort(figures.by_mapping.begin(), figures.by_mapping.end(),
+  memory.by_mapping.assign(by_mapping.begin(), by_mapping.end());
+  std::sort(memory.by_mapping.begin(), memory.by_mapping.end(),
             [](const auto& a, const auto& b) { return a.second > b.second; });
-  return figures;
+  return memory;
 }
 
 double MiB(long kib) { return static_cast<double>(kib) / 1024.0; }
 
-struct PluginRun {
+struct MemoryRun {
   std::string label;
   std::vector<std::string> argv;
   std::vector<std::string> env;
-  int expected_devices = 0;
+  // Devices the first ListAndWatch must list, and one of them to Allocate; 0 for a server that is
+  // not a plugin (it gets GetDevicePluginOptions calls instead).
+  int devices = 0;
+  std::string device_id;
 };
 
-struct PluginMemory {
-  MemoryFigures memory;
-  absl::Duration startup;  // fork to socket.
-  int threads = 0;
-};
-
-// Starts the plugin, waits for its socket, consumes one ListAndWatch (checking the device count)
-// and, with the stream still open, makes 100 Allocate calls; then reads its memory and stops it
-// with SIGTERM.
-absl::StatusOr<PluginMemory> MeasurePluginMemory(const PluginRun& run, const std::string& root,
-                                                 const std::string& first_device) {
+// Starts the server with --kubelet-root `root`; for a plugin, consumes the first ListAndWatch
+// (checking the device count) and, with the stream open, makes 100 Allocate calls; then reads its
+// memory and stops it with SIGTERM.
+absl::StatusOr<Memory> MeasureMemory(const MemoryRun& run, const std::string& root) {
   std::vector<std::string> argv = run.argv;
-  argv.push_back("--kubelet-root");
-  argv.push_back(root);
   const std::string socket_path = PluginSocketIn(root);
-  const absl::Time started = absl::Now();
-  auto child = ChildProcess::Start(argv, run.env, root + ".log");
-  if (!child.ok()) return child.status();
-  if (absl::Status s = WaitForSocket(**child, socket_path, absl::Seconds(10)); !s.ok()) return s;
-  PluginMemory result;
-  result.startup = absl::Now() - started;
-
-  auto stub = v1beta1::DevicePlugin::NewStub(Dial(socket_path));
-  grpc::ClientContext stream_context;
-  stream_context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-  // The socket file exists from bind(), a moment before listen(): wait rather than fail.
-  stream_context.set_wait_for_ready(true);
-  auto reader = stub->ListAndWatch(&stream_context, v1beta1::Empty());
-  v1beta1::ListAndWatchResponse snapshot;
-  if (!reader->Read(&snapshot)) {
-    grpc::Status status = reader->Finish();
-    return absl::UnavailableError(
-        absl::StrCat(run.label, ": ListAndWatch sent nothing: ", status.error_message(), "; log:\n",
-                     (*child)->log()));
-  }
-  if (snapshot.devices_size() != run.expected_devices) {
-    return absl::InternalError(absl::StrCat(run.label, ": ListAndWatch sent ",
-                                            snapshot.devices_size(), " devices, expected ",
-                                            run.expected_devices));
-  }
-  {
-    auto endpoint = manager::Endpoint::Connect(kResource, socket_path, {});
-    if (!endpoint.ok()) return endpoint.status();
-    for (int i = 0; i < 100; ++i) {
-      auto response = (*endpoint)->Allocate({first_device});
-      if (!response.ok()) return response.status();
-    }
-  }
-  result.memory = ReadMemory((*child)->pid());
-  std::istringstream status(ReadFile(absl::StrCat("/proc/", (*child)->pid(), "/status")));
-  for (std::string line; std::getline(status, line);) {
-    if (absl::StartsWith(line, "Threads:")) result.threads = std::atoi(line.c_str() + 8);
-  }
-  stream_context.TryCancel();
-  (void)reader->Finish();
-  const int wait_status = (*child)->Terminate();
-  if (!WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0) {
-    std::printf("note: %s did not exit 0 after SIGTERM (wait status %d)\n", run.label.c_str(),
-                wait_status);
-  }
-  return result;
-}
-
-// Prints the 1,000-device figure against the target, then the breakdown. Returns whether it
-// measured.
-bool ReportMemory(const std::string& plugin_bin, const std::string& self_bin,
-                  const std::string& topology, const TempDir& dir, std::string* summary) {
-  const std::vector<std::string> plugin = {plugin_bin, "--topology-xml", topology, "--log-level",
-                                           "error"};
-  auto with = [&](std::vector<std::string> extra) {
-    std::vector<std::string> argv = plugin;
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    return argv;
-  };
-  const std::vector<PluginRun> runs = {
-      {"kdp-gpu-plugin, 1000 devices (--replicas 125)", with({"--replicas", "125"}), {}, 1000},
-      {"kdp-gpu-plugin, 8 devices", with({}), {}, 8},
-      {"kdp-gpu-plugin, 1000 devices, MALLOC_ARENA_MAX=1",
-       with({"--replicas", "125"}),
-       {"MALLOC_ARENA_MAX=1"},
-       1000},
-  };
-  std::vector<PluginMemory> measured;
-  for (size_t i = 0; i < runs.size(); ++i) {
-    auto memory = MeasurePluginMemory(runs[i], absl::StrCat(dir.path(), "/rss", i),
-                                      runs[i].expected_devices == 8 ? "gpu0" : "gpu0::0");
-    if (!memory.ok()) {
-      std::printf("RSS: %s\n", memory.status().ToString().c_str());
-      *summary = absl::StrCat("RSS not measured: ", memory.status().message());
-      return false;
-    }
-    measured.push_back(*std::move(memory));
-  }
-
-  // A trivial gRPC server: this binary re-executed as just the floor server. Linked with the
-  // same shared libraries (gRPC, protobuf, Abseil, hwloc, libstdc++), it is what any process of
-  // this build pays before kdp adds anything.
-  std::optional<MemoryFigures> trivial;
-  {
-    const std::string root = dir.path() + "/trivial";
-    const std::string socket_path = PluginSocketIn(root);
+  if (run.devices > 0) {
+    argv.insert(argv.end(), {"--kubelet-root", root});
+  } else {
     std::error_code ignored;
     std::filesystem::create_directories(root + "/device-plugins", ignored);
-    auto child =
-        ChildProcess::Start({self_bin, kTrivialServerFlag + socket_path}, {}, root + ".log");
-    if (child.ok() && WaitForSocket(**child, socket_path, absl::Seconds(10)).ok()) {
-      auto stub = v1beta1::DevicePlugin::NewStub(Dial(socket_path));
-      for (int i = 0; i < 100; ++i) {
-        grpc::ClientContext context;
-        context.set_wait_for_ready(true);
-        context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-        v1beta1::DevicePluginOptions response;
-        (void)stub->GetDevicePluginOptions(&context, v1beta1::Empty(), &response);
+    argv.push_back(kTrivialServerFlag + socket_path);
+  }
+  auto process = ServerProcess::Start(argv, run.env, socket_path, root + ".log");
+  if (!process.ok()) return process.status();
+  auto stub = Dial(socket_path);
+  grpc::ClientContext stream;
+  std::unique_ptr<grpc::ClientReader<v1beta1::ListAndWatchResponse>> reader;
+  if (run.devices > 0) {
+    // The socket exists from bind(), a moment before listen(): wait rather than fail.
+    stream.set_wait_for_ready(true);
+    stream.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    reader = stub->ListAndWatch(&stream, v1beta1::Empty());
+    v1beta1::ListAndWatchResponse snapshot;
+    if (!reader->Read(&snapshot)) {
+      return absl::UnavailableError(
+          absl::StrCat(run.label, ": no ListAndWatch message: ", reader->Finish().error_message()));
+    }
+    if (snapshot.devices_size() != run.devices) {
+      return absl::InternalError(
+          absl::StrCat(run.label, ": ListAndWatch listed ", snapshot.devices_size(), " devices"));
+    }
+    auto endpoint = manager::Endpoint::Connect(kResource, socket_path, {});
+    for (int i = 0; i < 100 && endpoint.ok(); ++i) {
+      if (auto response = (*endpoint)->Allocate({run.device_id}); !response.ok()) {
+        return response.status();
       }
-      trivial = ReadMemory((*child)->pid());
+    }
+    if (!endpoint.ok()) return endpoint.status();
+  } else {
+    for (int i = 0; i < 100; ++i) {
+      if (absl::Status status = CallOptions(*stub, /*wait=*/true); !status.ok()) return status;
     }
   }
-
-  const MemoryFigures& thousand = measured[0].memory;
-  const double rss = MiB(thousand.status.count("VmRSS") ? thousand.status.at("VmRSS") : 0);
-  const bool pass = rss <= kRssTargetMiB;
-  std::printf("\n== kdp-gpu-plugin memory (after one ListAndWatch and 100 Allocate calls) ==\n");
-  std::printf("%-52s %8s %8s %8s %8s %8s %8s %7s %7s\n", "process", "VmRSS", "VmHWM", "RssAnon",
-              "RssFile", "Pss", "Private", "threads", "start");
-  auto row = [](const std::string& label, const MemoryFigures& m, int threads,
-                std::optional<absl::Duration> startup) {
-    auto get = [](const std::map<std::string, long>& map, const char* key) {
-      auto it = map.find(key);
-      return it == map.end() ? 0L : it->second;
-    };
-    const long private_kb = get(m.rollup, "Private_Clean") + get(m.rollup, "Private_Dirty");
-    std::printf(
-        "%-52s %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %7s %7s\n", label.c_str(),
-        MiB(get(m.status, "VmRSS")), MiB(get(m.status, "VmHWM")), MiB(get(m.status, "RssAnon")),
-        MiB(get(m.status, "RssFile")), MiB(get(m.rollup, "Pss")), MiB(private_kb),
-        threads > 0 ? absl::StrCat(threads).c_str() : "",
-        startup ? absl::StrFormat("%.0fms", absl::ToDoubleMilliseconds(*startup)).c_str() : "");
-  };
-  for (size_t i = 0; i < runs.size(); ++i) {
-    row(runs[i].label, measured[i].memory, measured[i].threads, measured[i].startup);
+  Memory memory = ReadMemory(**process);
+  if (reader != nullptr) {
+    stream.TryCancel();
+    (void)reader->Finish();
   }
-  if (trivial) row("trivial gRPC server (this binary, floor service only)", *trivial, 0, {});
+  if (!(*process)->Terminate()) {
+    std::printf("note: %s did not exit 0 on SIGTERM\n", run.label.c_str());
+  }
+  return memory;
+}
+
+// Measures kdp-gpu-plugin with 1,000 devices and the breakdown rows, prints them, and returns the
+// summary sentence.
+absl::StatusOr<std::string> ReportMemory(const std::string& plugin_bin, const std::string& topology,
+                                         const std::string& dir) {
+  std::error_code error;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe", error).string();
+  const std::vector<std::string> plugin = {plugin_bin, "--topology-xml", topology, "--log-level",
+                                           "error"};
+  std::vector<std::string> replicated = plugin;
+  replicated.insert(replicated.end(), {"--replicas", "125"});
+  const std::vector<MemoryRun> runs = {
+      {"kdp-gpu-plugin, 1000 devices (--replicas 125)", replicated, {}, 1000, "gpu0::0"},
+      {"kdp-gpu-plugin, 8 devices", plugin, {}, 8, "gpu0"},
+      {"kdp-gpu-plugin, 1000 devices, MALLOC_ARENA_MAX=1",
+       replicated,
+       {"MALLOC_ARENA_MAX=1"},
+       1000,
+       "gpu0::0"},
+      // This binary re-executed as just the floor server: same shared libraries (gRPC, protobuf,
+      // Abseil, hwloc, libstdc++), so what any process of this build pays before kdp's code.
+      {"trivial gRPC server (same libraries, no kdp code)", {self}, {}, 0, ""},
+  };
+  std::printf("\n== Memory after one ListAndWatch and 100 Allocate calls (MiB) ==\n");
+  std::printf("%-50s %7s %7s %7s %7s %7s %7s %7s %6s\n", "process", "VmRSS", "VmHWM", "RssAnon",
+              "RssFile", "Pss", "Private", "threads", "start");
+  std::vector<Memory> measured;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    absl::StatusOr<Memory> m = MeasureMemory(runs[i], absl::StrCat(dir, "/rss", i));
+    if (!m.ok()) return m.status();
+    const long private_kib =
+        m->Get(m->rollup, "Private_Clean") + m->Get(m->rollup, "Private_Dirty");
+    std::printf("%-50s %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f %7ld %4.0fms\n", runs[i].label.c_str(),
+                MiB(m->Get(m->status, "VmRSS")), MiB(m->Get(m->status, "VmHWM")),
+                MiB(m->Get(m->status, "RssAnon")), MiB(m->Get(m->status, "RssFile")),
+                MiB(m->Get(m->rollup, "Pss")), MiB(private_kib), m->Get(m->status, "Threads"),
+                absl::ToDoubleMilliseconds(m->startup));
+    measured.push_back(*std::move(m));
+  }
   std::printf(
-      "(MiB; Pss splits shared pages among the processes mapping them; Private = pages "
-      "only this process maps)\n");
-  std::printf("largest Rss contributors of the 1000-device plugin (MiB):");
+      "(Pss: shared pages split among the processes mapping them; Private: pages no other "
+      "process maps; start: fork to socket)\nlargest Rss of the 1000-device plugin:");
+  const Memory& thousand = measured[0];
   const size_t shown = std::min<size_t>(8, thousand.by_mapping.size());
   for (size_t i = 0; i < shown; ++i) {
     std::printf(" %s %.2f%s", thousand.by_mapping[i].first.c_str(),
                 MiB(thousand.by_mapping[i].second), i + 1 < shown ? "," : "\n");
   }
-  *summary = absl::StrFormat("kdp-gpu-plugin RSS %.2f MiB with 1000 devices (target <= %.0f) %s",
-                             rss, kRssTargetMiB, pass ? "PASS" : "FAIL");
-  return true;
+  const double rss = MiB(thousand.Get(thousand.status, "VmRSS"));
+  return absl::StrFormat("kdp-gpu-plugin VmRSS %.2f MiB with 1000 devices (target <= %.0f) %s", rss,
+                         kRssTargetMiB, rss <= kRssTargetMiB ? "PASS" : "FAIL");
 }
 
 // ---------------------------------------------------------------------------------------------
 
-// `allocate_benchmark --kdp_internal_trivial_server=<socket>`: serves the floor service until
-// SIGTERM, for the RSS breakdown.
+// `allocate_benchmark --kdp_internal_trivial_server=<socket>`: serves FloorService until SIGTERM.
 int RunTrivialServer(const std::string& socket_path) {
   sigset_t signals;
   sigemptyset(&signals);
@@ -618,7 +597,7 @@ int RunTrivialServer(const std::string& socket_path) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   FloorService service;
-  std::unique_ptr<grpc::Server> server = StartFloorServer(&service, socket_path);
+  std::unique_ptr<grpc::Server> server = Serve(&service, socket_path);
   if (server == nullptr) return 1;
   int signal = 0;
   sigwait(&signals, &signal);
@@ -626,12 +605,16 @@ int RunTrivialServer(const std::string& socket_path) {
   return 0;
 }
 
+int Fail(const std::string& what) {
+  std::fprintf(stderr, "allocate_benchmark: %s\n", what.c_str());
+  return 1;
+}
+
 int Main(int argc, char** argv) {
   if (argc == 2 && absl::StartsWith(argv[1], kTrivialServerFlag)) {
     return RunTrivialServer(argv[1] + std::strlen(kTrivialServerFlag));
   }
-  // Interleave the repetitions of the benchmarks (floor, kdp, floor, ...) so that a slow phase of
-  // the VM moves both figures, not the ratio; the command line may still say otherwise.
+  // Interleaved repetitions by default; a later flag on the command line still wins.
   std::vector<char*> args(argv, argv + argc);
   std::string interleave = "--benchmark_enable_random_interleaving=true";
   args.insert(args.begin() + 1, interleave.data());
@@ -654,159 +637,82 @@ int Main(int argc, char** argv) {
   log::SetMinLevel(log::Level::kError);
   const std::string topology =
       std::string(KDP_SOURCE_DIR) + "/examples/gpu-plugin/topologies/dual-socket-8gpu.xml";
-
   TempDir dir;
-  if (!dir.ok()) {
-    std::fprintf(stderr, "allocate_benchmark: mkdtemp: %s\n", std::strerror(errno));
-    return 1;
-  }
+  if (dir.path().empty()) return Fail(absl::StrCat("mkdtemp: ", std::strerror(errno)));
 
-  // 1. Floor.
+  // The floor, and the floor with the SDK's server shape.
   FloorService floor_service;
-  const std::string floor_socket = dir.path() + "/floor.sock";
-  std::unique_ptr<grpc::Server> floor_server = StartFloorServer(&floor_service, floor_socket);
-  if (floor_server == nullptr) {
-    std::fprintf(stderr, "allocate_benchmark: cannot serve %s\n", floor_socket.c_str());
-    return 1;
-  }
-  auto floor_stub = v1beta1::DevicePlugin::NewStub(Dial(floor_socket));
   MixedFloorService mixed_service;
-  const std::string mixed_socket = dir.path() + "/mixed.sock";
-  std::unique_ptr<grpc::Server> mixed_server = StartFloorServer(&mixed_service, mixed_socket);
-  if (mixed_server == nullptr) {
-    std::fprintf(stderr, "allocate_benchmark: cannot serve %s\n", mixed_socket.c_str());
-    return 1;
-  }
-  auto mixed_stub = v1beta1::DevicePlugin::NewStub(Dial(mixed_socket));
+  std::unique_ptr<grpc::Server> floor_server = Serve(&floor_service, dir.path() + "/floor.sock");
+  std::unique_ptr<grpc::Server> mixed_server = Serve(&mixed_service, dir.path() + "/mixed.sock");
+  if (floor_server == nullptr || mixed_server == nullptr) return Fail("cannot serve the floors");
+  auto floor_stub = Dial(dir.path() + "/floor.sock");
+  auto mixed_stub = Dial(dir.path() + "/mixed.sock");
 
-  // 2. kdp in-process: PluginRunner serving BenchPlugin, the manager's Endpoint calling it.
+  // kdp in-process: a PluginRunner serving both BenchPlugins, the manager's Endpoint calling them.
   std::vector<std::unique_ptr<DevicePlugin>> plugins;
   plugins.push_back(std::make_unique<BenchPlugin>(kResource, 8));
   plugins.push_back(std::make_unique<BenchPlugin>(kManyResource, 1000));
-  auto runner = PluginRunner::Create({.kubelet_root = dir.path() + "/inproc"}, std::move(plugins));
-  absl::Status started = runner.ok() ? (*runner)->Start() : runner.status();
-  if (!started.ok()) {
-    std::fprintf(stderr, "allocate_benchmark: PluginRunner: %s\n", started.ToString().c_str());
-    return 1;
-  }
-  auto in_process =
-      manager::Endpoint::Connect(kResource, PluginSocketIn(dir.path() + "/inproc"), {});
-  auto in_process_many = manager::Endpoint::Connect(
-      kManyResource, PluginSocketIn(dir.path() + "/inproc", kManyResource), {});
-  for (const auto* endpoint : {&in_process, &in_process_many}) {
-    if (!endpoint->ok()) {
-      std::fprintf(stderr, "allocate_benchmark: %s\n", endpoint->status().ToString().c_str());
-      return 1;
-    }
-  }
+  const std::string inproc = dir.path() + "/inproc";
+  auto runner = PluginRunner::Create({.kubelet_root = inproc}, std::move(plugins));
+  if (!runner.ok()) return Fail(runner.status().ToString());
+  if (absl::Status started = (*runner)->Start(); !started.ok()) return Fail(started.ToString());
+  auto in_process = manager::Endpoint::Connect(kResource, PluginSocketIn(inproc), {});
+  auto in_process_many =
+      manager::Endpoint::Connect(kManyResource, PluginSocketIn(inproc, kManyResource), {});
+  if (!in_process.ok()) return Fail(in_process.status().ToString());
+  if (!in_process_many.ok()) return Fail(in_process_many.status().ToString());
 
-  // 3. kdp against the real kdp-gpu-plugin process (8 GPUs of the fixture).
-  std::unique_ptr<ChildProcess> plugin_process;
-  std::unique_ptr<manager::Endpoint> to_process;
-  std::string process_error;
-  {
-    const std::string root = dir.path() + "/process";
-    auto child = ChildProcess::Start(
-        {plugin_bin, "--topology-xml", topology, "--kubelet-root", root, "--log-level", "error"},
-        {}, root + ".log");
-    absl::Status status = child.ok()
-                              ? WaitForSocket(**child, PluginSocketIn(root), absl::Seconds(10))
-                              : child.status();
-    if (status.ok()) {
-      plugin_process = *std::move(child);
-      auto endpoint = manager::Endpoint::Connect(kResource, PluginSocketIn(root), {});
-      if (endpoint.ok()) {
-        to_process = *std::move(endpoint);
-      } else {
-        status = endpoint.status();
-      }
-    }
-    process_error = status.ToString();
-  }
+  // kdp against the real kdp-gpu-plugin process (the fixture's 8 GPUs).
+  const std::string process_root = dir.path() + "/process";
+  auto plugin_process =
+      ServerProcess::Start({plugin_bin, "--topology-xml", topology, "--kubelet-root", process_root,
+                            "--log-level", "error"},
+                           {}, PluginSocketIn(process_root), process_root + ".log");
+  absl::StatusOr<std::unique_ptr<manager::Endpoint>> to_process =
+      plugin_process.ok() ? manager::Endpoint::Connect(kResource, PluginSocketIn(process_root), {})
+                          : plugin_process.status();
 
-  auto configure = [](benchmark::internal::Benchmark* b) {
-    b->Unit(benchmark::kMicrosecond)
+  auto add = [](const char* name, auto function, auto* target) {
+    benchmark::RegisterBenchmark(name, function, target)
+        ->Unit(benchmark::kMicrosecond)
         ->UseRealTime()
         ->MeasureProcessCPUTime()
         ->MinTime(0.5)
         ->Repetitions(5)
         ->ReportAggregatesOnly(true);
   };
-  configure(benchmark::RegisterBenchmark(kFloorName, BM_GrpcUnaryFloor, floor_stub.get()));
-  configure(benchmark::RegisterBenchmark(kMixedFloorName, BM_GrpcUnaryFloor, mixed_stub.get()));
-  configure(benchmark::RegisterBenchmark(kInProcessName, BM_EndpointAllocate, in_process->get(),
-                                         std::vector<std::string>{"gpu0"}));
-  configure(benchmark::RegisterBenchmark(kManyName, BM_EndpointAllocate, in_process_many->get(),
-                                         std::vector<std::string>{"gpu0"}));
-  if (to_process != nullptr) {
-    configure(benchmark::RegisterBenchmark(kProcessName, BM_EndpointAllocate, to_process.get(),
-                                           std::vector<std::string>{"gpu0"}));
+  add(kFloorName, BM_GrpcUnary, floor_stub.get());
+  add(kMixedFloorName, BM_GrpcUnary, mixed_stub.get());
+  add(kInProcessName, BM_EndpointAllocate, in_process->get());
+  add(kManyName, BM_EndpointAllocate, in_process_many->get());
+  if (to_process.ok()) {
+    add(kProcessName, BM_EndpointAllocate, to_process->get());
   } else {
-    std::printf("skipping %s: %s\n", kProcessName, process_error.c_str());
+    std::printf("not running %s: %s\n", kProcessName, to_process.status().ToString().c_str());
   }
-
   SummaryReporter reporter(isatty(STDOUT_FILENO) ? benchmark::ConsoleReporter::OO_ColorTabular
                                                  : benchmark::ConsoleReporter::OO_Tabular);
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
-
-  to_process.reset();
-  plugin_process.reset();
+  if (to_process.ok()) to_process->reset();
+  if (plugin_process.ok() && !(*plugin_process)->Terminate()) {
+    std::printf("note: kdp-gpu-plugin did not exit 0 on SIGTERM\n");
+  }
   in_process->reset();
   in_process_many->reset();
   (*runner)->Stop();
   floor_server->Shutdown();
   mixed_server->Shutdown();
 
-  bool measured = true;
-  std::string ratio_summary = "ratio not measured";
-  std::printf("\n== Summary: median of repetitions, µs per round trip ==\n");
-  std::printf("%-58s %9s %9s %9s\n", "figure", "mean", "p50", "p99");
-  auto print = [&](const char* label, const char* name) {
-    const SummaryReporter::Figure* f = reporter.Find(name);
-    if (f == nullptr) {
-      std::printf("%-58s %s\n", label, reporter.ErrorOf(name).c_str());
-    } else {
-      std::printf("%-58s %9.1f %9.1f %9.1f\n", label, f->real_us, f->p50_us, f->p99_us);
-    }
-    return f;
+  absl::StatusOr<std::string> latency = PrintLatencySummary(reporter);
+  absl::StatusOr<std::string> memory = std::string("RSS skipped (--kdp_skip_rss)");
+  if (!skip_rss) memory = ReportMemory(plugin_bin, topology, dir.path());
+  auto text = [](const absl::StatusOr<std::string>& s) {
+    return s.ok() ? *s : std::string(s.status().message());
   };
-  const auto* floor = print("floor: gRPC unary, sync, unix socket, empty messages", kFloorName);
-  const auto* mixed = print("floor with a callback ListAndWatch in the service", kMixedFloorName);
-  const auto* kdp = print("kdp: Endpoint::Allocate -> SDK plugin, in-process", kInProcessName);
-  print("kdp: same, plugin with 1000 devices", kManyName);
-  const auto* process = print("kdp: Endpoint::Allocate -> kdp-gpu-plugin process", kProcessName);
-  if (floor != nullptr && kdp != nullptr) {
-    const double ratio = kdp->real_us / floor->real_us;
-    const bool pass = ratio <= kRatioTarget;
-    std::printf("%-58s %9.2f   (p50 ratio %.2f)\n", "ratio kdp in-process / floor", ratio,
-                kdp->p50_us / floor->p50_us);
-    if (mixed != nullptr) {
-      std::printf("%-58s %9.2f   (server shape: sync unary next to a callback stream)\n",
-                  "ratio floor with callback stream / floor", mixed->real_us / floor->real_us);
-      std::printf("%-58s %9.2f   (what kdp's code adds over that shape)\n",
-                  "ratio kdp in-process / floor with callback stream",
-                  kdp->real_us / mixed->real_us);
-    }
-    if (process != nullptr) {
-      std::printf("%-58s %9.2f   (informational)\n", "ratio kdp-gpu-plugin process / floor",
-                  process->real_us / floor->real_us);
-    }
-    ratio_summary =
-        absl::StrFormat("Allocate %.1f us vs floor %.1f us: ratio %.2f (target <= %.1f) %s",
-                        kdp->real_us, floor->real_us, ratio, kRatioTarget, pass ? "PASS" : "FAIL");
-  } else {
-    measured = false;
-  }
-
-  std::string rss_summary = "RSS skipped (--kdp_skip_rss)";
-  if (!skip_rss) {
-    std::error_code error;
-    const std::string self = std::filesystem::read_symlink("/proc/self/exe", error).string();
-    measured = ReportMemory(plugin_bin, self, topology, dir, &rss_summary) && measured;
-  }
-  std::printf("\nallocate_benchmark: %s; %s\n", ratio_summary.c_str(), rss_summary.c_str());
-  return measured ? 0 : 1;
+  std::printf("\nallocate_benchmark: %s; %s\n", text(latency).c_str(), text(memory).c_str());
+  return latency.ok() && memory.ok() ? 0 : 1;
 }
 
 }  // namespace

@@ -28,7 +28,10 @@ namespace kdp::kdpctl {
 inline nlohmann::json DeviceStatusJson(const kdp::admin::v1::DeviceStatus& device) {
   nlohmann::json numa = nlohmann::json::array();
   for (int64_t node : device.numa()) numa.push_back(node);
-  return {{"id", device.id()}, {"health", device.health()}, {"numa", std::move(numa)}};
+  return {{"id", device.id()},
+          {"health", device.health()},
+          {"numa", std::move(numa)},
+          {"pod", device.pod()}};
 }
 
 // {"resources":[{"name","capacity","allocatable","connected","endpoint","devices":[...]}]}.
@@ -40,6 +43,7 @@ inline nlohmann::json NodeStatusJson(const kdp::admin::v1::NodeStatus& status) {
     resources.push_back({{"name", resource.name()},
                          {"capacity", resource.capacity()},
                          {"allocatable", resource.allocatable()},
+                         {"allocated", resource.allocated()},
                          {"connected", resource.connected()},
                          {"endpoint", resource.endpoint()},
                          {"devices", std::move(devices)}});
@@ -147,15 +151,17 @@ inline std::string FormatTable(const std::vector<std::vector<std::string>>& rows
 inline std::string NodeStatusText(const kdp::admin::v1::NodeStatus& status) {
   if (status.resources().empty()) return "no device-plugin resources registered\n";
   std::vector<std::vector<std::string>> resources = {
-      {"RESOURCE", "CAPACITY", "ALLOCATABLE", "CONNECTED", "ENDPOINT"}};
-  std::vector<std::vector<std::string>> devices = {{"RESOURCE", "DEVICE", "HEALTH", "NUMA"}};
+      {"RESOURCE", "CAPACITY", "ALLOCATABLE", "ALLOCATED", "CONNECTED", "ENDPOINT"}};
+  std::vector<std::vector<std::string>> devices = {{"RESOURCE", "DEVICE", "HEALTH", "NUMA", "POD"}};
   for (const auto& resource : status.resources()) {
     resources.push_back({resource.name(), absl::StrCat(resource.capacity()),
-                         absl::StrCat(resource.allocatable()), resource.connected() ? "yes" : "no",
+                         absl::StrCat(resource.allocatable()), absl::StrCat(resource.allocated()),
+                         resource.connected() ? "yes" : "no",
                          resource.endpoint().empty() ? "-" : resource.endpoint()});
     for (const auto& device : resource.devices()) {
       devices.push_back({resource.name(), device.id(), device.health(),
-                         device.numa().empty() ? "-" : absl::StrJoin(device.numa(), ",")});
+                         device.numa().empty() ? "-" : absl::StrJoin(device.numa(), ","),
+                         device.pod().empty() ? "-" : device.pod()});
     }
   }
   std::string out = FormatTable(resources);

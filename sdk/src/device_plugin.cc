@@ -37,25 +37,22 @@ absl::Status DevicePlugin::Refresh() {
   return state_->Replace(std::move(devices));
 }
 
-std::vector<Device> DevicePlugin::Devices() const { return *state_->Snapshot(); }
+std::vector<Device> DevicePlugin::Devices() const { return state_->Snapshot()->devices; }
 
 absl::StatusOr<ContainerAllocation> DevicePlugin::DefaultAllocate(
     const AllocateRequest& request) const {
   internal::DeviceSnapshot snapshot = state_->Snapshot();
-  std::map<std::string_view, const Device*> by_id;
-  for (const Device& device : *snapshot) by_id.emplace(device.id, &device);
-
   ContainerAllocation allocation;
   auto append_unique = [](auto& list, const auto& item) {
     if (std::find(list.begin(), list.end(), item) == list.end()) list.push_back(item);
   };
   for (const std::string& id : request.device_ids) {
-    auto it = by_id.find(id);
-    if (it == by_id.end()) {
+    const Device* found = snapshot->Find(id);
+    if (found == nullptr) {
       return absl::NotFoundError(
           absl::StrCat("device \"", id, "\" is not in the inventory of ", resource_name_));
     }
-    const Device& device = *it->second;
+    const Device& device = *found;
     for (const DeviceSpec& spec : device.specs) append_unique(allocation.devices, spec);
     for (const Mount& mount : device.mounts) append_unique(allocation.mounts, mount);
     for (const std::string& cdi : device.cdi_devices) append_unique(allocation.cdi_devices, cdi);

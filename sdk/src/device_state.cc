@@ -7,6 +7,11 @@
 
 namespace kdp::internal {
 
+const Device* Inventory::Find(const std::string& id) const {
+  auto it = index.find(id);
+  return it == index.end() ? nullptr : &devices[it->second];
+}
+
 absl::Status DeviceState::Replace(std::vector<Device> discovered) {
   std::set<std::string> seen;
   for (const Device& device : discovered) {
@@ -54,13 +59,17 @@ int DeviceState::generation() const {
 }
 
 void DeviceState::PublishLocked() {
-  auto next = std::make_shared<std::vector<Device>>(discovered_);
-  for (Device& device : *next) {
+  std::vector<Device> devices = discovered_;
+  for (Device& device : devices) {
     if (auto it = overrides_.find(device.id); it != overrides_.end()) device.health = it->second;
   }
   // Full-snapshot semantics make a repeat harmless, but an unchanged list is not worth a message
   // (nor, on the kubelet side, a checkpoint write).
-  if (generation_ > 0 && *next == *snapshot_) return;
+  if (generation_ > 0 && devices == snapshot_->devices) return;
+  auto next = std::make_shared<Inventory>();
+  next->devices = std::move(devices);
+  next->index.reserve(next->devices.size());
+  for (size_t i = 0; i < next->devices.size(); ++i) next->index.emplace(next->devices[i].id, i);
   snapshot_ = std::move(next);
   ++generation_;
   for (DeviceSubscriber* subscriber : subscribers_) subscriber->OnDevices(snapshot_);

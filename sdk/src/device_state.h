@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
@@ -21,7 +22,17 @@
 
 namespace kdp::internal {
 
-using DeviceSnapshot = std::shared_ptr<const std::vector<Device>>;
+// One published inventory: the devices in Discover() order with health overrides applied, and an
+// index by ID built once per publication (Allocate looks IDs up on every call).
+struct Inventory {
+  std::vector<Device> devices;
+  absl::flat_hash_map<std::string, size_t> index;
+
+  // The device with `id`, or nullptr.
+  const Device* Find(const std::string& id) const;
+};
+
+using DeviceSnapshot = std::shared_ptr<const Inventory>;
 
 class DeviceSubscriber {
  public:
@@ -58,7 +69,7 @@ class DeviceState {
   mutable absl::Mutex mu_;
   std::vector<Device> discovered_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, Health> overrides_ ABSL_GUARDED_BY(mu_);
-  DeviceSnapshot snapshot_ ABSL_GUARDED_BY(mu_) = std::make_shared<const std::vector<Device>>();
+  DeviceSnapshot snapshot_ ABSL_GUARDED_BY(mu_) = std::make_shared<const Inventory>();
   std::set<DeviceSubscriber*> subscribers_ ABSL_GUARDED_BY(mu_);
   int generation_ ABSL_GUARDED_BY(mu_) = 0;
 };

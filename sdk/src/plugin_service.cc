@@ -12,78 +12,46 @@
 namespace kdp::internal {
 namespace {
 
-// One ListAndWatch stream, shaped like gRPC's health WatchReactor: at most one write in flight; a
-// snapshot arriving meanwhile is parked, and a newer one replaces it (latest wins, which is exactly
-// full-snapshot semantics); Finish() exactly once; released only in OnDone().
-class ListAndWatchReactor final : public grpc::ServerWriteReactor<v1beta1::ListAndWatchResponse>,
-                                  public DeviceSubscriber,
-                                  public OpenStream {
- public:
-  ListAndWatchReactor(PluginService* service, std::shared_ptr<DeviceState> state)
-      : service_(service), state_(std::move(state)) {
-    service_->StreamStarted(this);
-    state_->Subscribe(this);  // Sends the full list first.
-  }
+// How often a waiting ListAndWatch checks whether the kubelet went away (the sync API has no
+// cancellation callback).
+constexpr absl::Duration kCancelPoll = absl::Milliseconds(100);
 
+// One ListAndWatch stream. The DeviceState parks each new snapshot here (a newer one replaces an
+// unsent one: latest wins, which is exactly full-snapshot semantics); the stream's handler thread
+// takes it and writes it, so the producer never waits for a slow kubelet.
+class ListAndWatchStream final : public DeviceSubscriber, public OpenStream {
+ public:
   void OnDevices(DeviceSnapshot snapshot) override {
     absl::MutexLock lock(&mu_);
-    if (finished_) return;
-    if (write_pending_) {
-      parked_ = std::move(snapshot);
-      return;
-    }
-    WriteLocked(std::move(snapshot));
-  }
-
-  void OnWriteDone(bool ok) override {
-    absl::MutexLock lock(&mu_);
-    write_pending_ = false;
-    if (!ok) {
-      FinishLocked(grpc::Status(grpc::StatusCode::UNAVAILABLE, "ListAndWatch write failed"));
-      return;
-    }
-    if (parked_ != nullptr && !finished_) WriteLocked(std::move(parked_));
-  }
-
-  void OnCancel() override {
-    absl::MutexLock lock(&mu_);
-    FinishLocked(grpc::Status::CANCELLED);
+    parked_ = std::move(snapshot);
   }
 
   void End() override {
     absl::MutexLock lock(&mu_);
-    FinishLocked(grpc::Status(grpc::StatusCode::UNAVAILABLE, "device plugin is stopping"));
+    ended_ = true;
   }
 
-  void OnDone() override {
-    state_->Unsubscribe(this);   // No OnDevices() call can be running or start after this.
-    service_->StreamDone(this);  // Nor an End() call.
-    delete this;
+  // Blocks until there is a snapshot to send; nullptr when the stream must end instead.
+  DeviceSnapshot Next(grpc::ServerContext* context) {
+    absl::MutexLock lock(&mu_);
+    auto ready = [this]()
+                     ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return parked_ != nullptr || ended_; };
+    while (!mu_.AwaitWithTimeout(absl::Condition(&ready), kCancelPoll)) {
+      if (context->IsCancelled()) return nullptr;
+    }
+    if (ended_) return nullptr;
+    return std::exchange(parked_, nullptr);
+  }
+
+  bool ended() {
+    absl::MutexLock lock(&mu_);
+    return ended_;
   }
 
  private:
-  void WriteLocked(DeviceSnapshot snapshot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    parked_.reset();
-    response_ = ToListAndWatchResponse(*snapshot);
-    write_pending_ = true;
-    StartWrite(&response_);
-  }
-
-  void FinishLocked(grpc::Status status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (finished_) return;
-    finished_ = true;
-    parked_.reset();
-    Finish(std::move(status));
-  }
-
-  PluginService* const service_;
-  const std::shared_ptr<DeviceState> state_;
   absl::Mutex mu_;
-  // Untouched between StartWrite() and OnWriteDone().
-  v1beta1::ListAndWatchResponse response_ ABSL_GUARDED_BY(mu_);
   DeviceSnapshot parked_ ABSL_GUARDED_BY(mu_);
-  bool write_pending_ ABSL_GUARDED_BY(mu_) = false;
-  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  bool ended_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 std::vector<std::string> ToVector(const google::protobuf::RepeatedPtrField<std::string>& ids) {
@@ -143,19 +111,31 @@ grpc::Status PluginService::GetDevicePluginOptions(grpc::ServerContext*, const v
   return grpc::Status::OK;
 }
 
-grpc::ServerWriteReactor<v1beta1::ListAndWatchResponse>* PluginService::ListAndWatch(
-    grpc::CallbackServerContext*, const v1beta1::Empty*) {
+grpc::Status PluginService::ListAndWatch(
+    grpc::ServerContext* context, const v1beta1::Empty*,
+    grpc::ServerWriter<v1beta1::ListAndWatchResponse>* writer) {
   KDP_LOG_INFO("ListAndWatch stream opened", "resourceName", plugin_->resource_name());
-  return new ListAndWatchReactor(this, state_);
+  ListAndWatchStream stream;
+  StreamStarted(&stream);
+  state_->Subscribe(&stream);  // Parks the full list first.
+  grpc::Status status = grpc::Status::CANCELLED;
+  while (DeviceSnapshot snapshot = stream.Next(context)) {
+    if (!writer->Write(ToListAndWatchResponse(snapshot->devices))) break;
+  }
+  if (stream.ended()) {
+    status = grpc::Status(grpc::StatusCode::UNAVAILABLE, "device plugin is stopping");
+  }
+  state_->Unsubscribe(&stream);  // No OnDevices() call can be running or start after this.
+  StreamDone(&stream);           // Nor an End() call.
+  KDP_LOG_INFO("ListAndWatch stream closed", "resourceName", plugin_->resource_name());
+  return status;
 }
 
 absl::Status PluginService::CheckKnown(
     const google::protobuf::RepeatedPtrField<std::string>& ids) const {
   DeviceSnapshot snapshot = state_->Snapshot();
-  std::set<std::string_view> known;
-  for (const Device& device : *snapshot) known.insert(device.id);
   for (const std::string& id : ids) {
-    if (!known.contains(id)) {
+    if (snapshot->Find(id) == nullptr) {
       return absl::InvalidArgumentError(
           absl::StrCat("unknown device ID \"", id, "\" for resource ", plugin_->resource_name()));
     }

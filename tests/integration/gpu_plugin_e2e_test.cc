@@ -55,6 +55,12 @@ TEST_F(GpuPluginE2E, AdmitsPodWithThePluginsAllocateAnswerOnOneNumaNode) {
   EXPECT_FALSE(container["device_specs"].empty());
   EXPECT_EQ(container["cdi_devices"].size(), 2u);
   EXPECT_TRUE(WaitForAllocatable(kGpu, 8));  // Allocatable counts healthy devices, as upstream.
+  nlohmann::json status = Resource(kGpu);
+  EXPECT_EQ(status["allocated"], 2);
+  for (const auto& d : status["devices"]) {
+    bool held = d["id"] == ids[0] || d["id"] == ids[1];
+    EXPECT_EQ(d["pod"], held ? "default/two" : "") << d.dump();
+  }
 }
 
 TEST_F(GpuPluginE2E, RejectsARequestLargerThanTheFreeDevicesWithTheKubeletsText) {

@@ -1,5 +1,9 @@
 #include "manager/src/admin/admin_server.h"
 
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
 #include "common/grpc_status.h"
 #include "manager/src/pod/pod_manifest.h"
 
@@ -53,6 +57,17 @@ void ToAdminPod(const AdmittedPod& admitted, kdp::admin::v1::Pod* out) {
 
 grpc::Status AdminServer::GetStatus(grpc::ServerContext*, const kdp::admin::v1::GetStatusRequest*,
                                     kdp::admin::v1::NodeStatus* response) {
+  // (resource, device) → "namespace/name" of the pod holding it.
+  std::map<std::pair<std::string, std::string>, std::string> holders;
+  for (const AdmittedPod& pod : pods_->List()) {
+    for (const AdmittedContainer& container : pod.containers) {
+      for (const auto& [resource, ids] : container.devices) {
+        for (const std::string& id : ids) {
+          holders[{resource, id}] = absl::StrCat(pod.pod.namespace_, "/", pod.pod.name);
+        }
+      }
+    }
+  }
   for (const ResourceDevices& resource : devices_->Resources()) {
     auto* r = response->add_resources();
     r->set_name(resource.name);
@@ -65,6 +80,10 @@ grpc::Status AdminServer::GetStatus(grpc::ServerContext*, const kdp::admin::v1::
       d->set_id(id);
       d->set_health(info.healthy ? "Healthy" : "Unhealthy");
       for (int64_t node : info.numa_nodes) d->add_numa(node);
+      if (auto it = holders.find({resource.name, id}); it != holders.end()) {
+        d->set_pod(it->second);
+        r->set_allocated(r->allocated() + 1);
+      }
     }
   }
   return grpc::Status::OK;

@@ -70,6 +70,7 @@ TEST(NodeStatusJson, RendersResourcesDevicesAndNumaAsNumbers) {
   gpu->set_name("example.com/gpu");
   gpu->set_capacity(int64_t{1} << 40);
   gpu->set_allocatable(3);
+  gpu->set_allocated(1);
   gpu->set_connected(true);
   gpu->set_endpoint("/var/lib/kubelet/device-plugins/gpu.sock");
   admin::DeviceStatus* device = gpu->add_devices();
@@ -77,18 +78,19 @@ TEST(NodeStatusJson, RendersResourcesDevicesAndNumaAsNumbers) {
   device->set_health("Healthy");
   device->add_numa(1);
   device->add_numa(0);
+  device->set_pod("default/train");
   admin::DeviceStatus* bare = gpu->add_devices();
   bare->set_id("gpu-1");
   bare->set_health("Unhealthy");
   status.add_resources()->set_name("example.com/idle");
 
   EXPECT_EQ(NodeStatusJson(status), nlohmann::json::parse(R"({"resources": [
-    {"name": "example.com/gpu", "capacity": 1099511627776, "allocatable": 3, "connected": true,
-     "endpoint": "/var/lib/kubelet/device-plugins/gpu.sock",
-     "devices": [{"id": "gpu-0", "health": "Healthy", "numa": [1, 0]},
-                 {"id": "gpu-1", "health": "Unhealthy", "numa": []}]},
-    {"name": "example.com/idle", "capacity": 0, "allocatable": 0, "connected": false,
-     "endpoint": "", "devices": []}
+    {"name": "example.com/gpu", "capacity": 1099511627776, "allocatable": 3, "allocated": 1,
+     "connected": true, "endpoint": "/var/lib/kubelet/device-plugins/gpu.sock",
+     "devices": [{"id": "gpu-0", "health": "Healthy", "numa": [1, 0], "pod": "default/train"},
+                 {"id": "gpu-1", "health": "Unhealthy", "numa": [], "pod": ""}]},
+    {"name": "example.com/idle", "capacity": 0, "allocatable": 0, "allocated": 0,
+     "connected": false, "endpoint": "", "devices": []}
   ]})"));
 }
 
@@ -174,6 +176,7 @@ TEST(NodeStatusText, ListsResourcesThenDevices) {
   gpu->set_name("example.com/gpu");
   gpu->set_capacity(2);
   gpu->set_allocatable(1);
+  gpu->set_allocated(1);
   gpu->set_connected(true);
   gpu->set_endpoint("/e.sock");
   admin::DeviceStatus* device = gpu->add_devices();
@@ -181,17 +184,18 @@ TEST(NodeStatusText, ListsResourcesThenDevices) {
   device->set_health("Healthy");
   device->add_numa(0);
   device->add_numa(1);
+  device->set_pod("ns/p");
   admin::DeviceStatus* bare = gpu->add_devices();
   bare->set_id("gpu-1");
   bare->set_health("Unhealthy");
 
   EXPECT_EQ(NodeStatusText(status),
-            "RESOURCE          CAPACITY   ALLOCATABLE   CONNECTED   ENDPOINT\n"
-            "example.com/gpu   2          1             yes         /e.sock\n"
+            "RESOURCE          CAPACITY   ALLOCATABLE   ALLOCATED   CONNECTED   ENDPOINT\n"
+            "example.com/gpu   2          1             1           yes         /e.sock\n"
             "\n"
-            "RESOURCE          DEVICE   HEALTH      NUMA\n"
-            "example.com/gpu   gpu-0    Healthy     0,1\n"
-            "example.com/gpu   gpu-1    Unhealthy   -\n");
+            "RESOURCE          DEVICE   HEALTH      NUMA   POD\n"
+            "example.com/gpu   gpu-0    Healthy     0,1    ns/p\n"
+            "example.com/gpu   gpu-1    Unhealthy   -      -\n");
 }
 
 TEST(NodeStatusText, SaysSoWhenNoResourceIsRegistered) {

@@ -38,7 +38,7 @@ class RecordingSubscriber final : public DeviceSubscriber {
  public:
   void OnDevices(DeviceSnapshot snapshot) override {
     absl::MutexLock lock(&mu_);
-    received_.push_back(Summary(*snapshot));
+    received_.push_back(Summary(snapshot->devices));
   }
 
   std::vector<std::vector<std::string>> received() const {
@@ -54,7 +54,7 @@ class RecordingSubscriber final : public DeviceSubscriber {
 TEST(DeviceState, ReplacePublishesTheInventory) {
   DeviceState state("example.com/gpu");
   ASSERT_TRUE(state.Replace({MakeDevice("a"), MakeDevice("b", Health::kUnhealthy)}).ok());
-  EXPECT_THAT(Summary(*state.Snapshot()), ElementsAre("a:H", "b:U"));
+  EXPECT_THAT(Summary(state.Snapshot()->devices), ElementsAre("a:H", "b:U"));
   EXPECT_EQ(state.generation(), 1);
 }
 
@@ -65,7 +65,7 @@ TEST(DeviceState, ReplaceRejectsAnEmptyIdAndKeepsThePreviousInventory) {
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("example.com/gpu"));
   EXPECT_THAT(status.message(), HasSubstr("empty ID"));
-  EXPECT_THAT(Summary(*state.Snapshot()), ElementsAre("a:H"));
+  EXPECT_THAT(Summary(state.Snapshot()->devices), ElementsAre("a:H"));
   EXPECT_EQ(state.generation(), 1);
 }
 
@@ -75,7 +75,7 @@ TEST(DeviceState, ReplaceRejectsDuplicateIdsAndKeepsThePreviousInventory) {
   absl::Status status = state.Replace({MakeDevice("b"), MakeDevice("c"), MakeDevice("b")});
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("\"b\""));
-  EXPECT_THAT(Summary(*state.Snapshot()), ElementsAre("a:H"));
+  EXPECT_THAT(Summary(state.Snapshot()->devices), ElementsAre("a:H"));
   EXPECT_EQ(state.generation(), 1);
 }
 
@@ -84,23 +84,23 @@ TEST(DeviceState, HealthOverridesSurviveReplace) {
   ASSERT_TRUE(state.Replace({MakeDevice("a"), MakeDevice("b")}).ok());
   state.SetHealth({"a"}, Health::kUnhealthy);
   ASSERT_TRUE(state.Replace({MakeDevice("a"), MakeDevice("b"), MakeDevice("c")}).ok());
-  EXPECT_THAT(Summary(*state.Snapshot()), ElementsAre("a:U", "b:H", "c:H"));
+  EXPECT_THAT(Summary(state.Snapshot()->devices), ElementsAre("a:U", "b:H", "c:H"));
 }
 
 TEST(DeviceState, OverrideWinsOverDiscoveredHealth) {
   DeviceState state("example.com/gpu");
   state.SetHealth({"a"}, Health::kHealthy);
   ASSERT_TRUE(state.Replace({MakeDevice("a", Health::kUnhealthy)}).ok());
-  EXPECT_THAT(Summary(*state.Snapshot()), ElementsAre("a:H"));
+  EXPECT_THAT(Summary(state.Snapshot()->devices), ElementsAre("a:H"));
 }
 
 TEST(DeviceState, OverridesForUnknownIdsApplyWhenDiscoveredLater) {
   DeviceState state("example.com/gpu");
   ASSERT_TRUE(state.Replace({MakeDevice("a")}).ok());
   state.SetHealth({"later"}, Health::kUnhealthy);
-  EXPECT_THAT(Summary(*state.Snapshot()), ElementsAre("a:H"));
+  EXPECT_THAT(Summary(state.Snapshot()->devices), ElementsAre("a:H"));
   ASSERT_TRUE(state.Replace({MakeDevice("a"), MakeDevice("later")}).ok());
-  EXPECT_THAT(Summary(*state.Snapshot()), ElementsAre("a:H", "later:U"));
+  EXPECT_THAT(Summary(state.Snapshot()->devices), ElementsAre("a:H", "later:U"));
 }
 
 TEST(DeviceState, UnchangedHealthPublishesNothing) {
@@ -179,8 +179,8 @@ TEST(DeviceState, SnapshotsAreImmutableAcrossChanges) {
   ASSERT_TRUE(state.Replace({MakeDevice("a")}).ok());
   DeviceSnapshot before = state.Snapshot();
   state.SetHealth({"a"}, Health::kUnhealthy);
-  EXPECT_THAT(Summary(*before), ElementsAre("a:H"));
-  EXPECT_THAT(Summary(*state.Snapshot()), ElementsAre("a:U"));
+  EXPECT_THAT(Summary(before->devices), ElementsAre("a:H"));
+  EXPECT_THAT(Summary(state.Snapshot()->devices), ElementsAre("a:U"));
 }
 
 }  // namespace
