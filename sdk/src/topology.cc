@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -22,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "sdk/src/pci_locality.h"
 
 namespace kdp {
 
@@ -380,11 +382,22 @@ absl::StatusOr<std::unique_ptr<Topology>> Topology::FromHost(
     return absl::InternalError(
         absl::StrCat("hwloc cannot discover the host topology: ", ErrnoText(errno)));
   }
+  const bool this_system = hwloc_topology_is_thissystem(topology.get());
   // libnuma describes the live host: do not mix it into a topology loaded from HWLOC_XMLFILE.
-  if (distances == nullptr && hwloc_topology_is_thissystem(topology.get())) {
-    distances = NewLibnumaDistanceSource();
+  if (distances == nullptr && this_system) distances = NewLibnumaDistanceSource();
+  std::unique_ptr<Topology> result =
+      internal::TopologyBuilder::Build(topology.get(), distances.get());
+  // A device the kernel places nowhere (numa_node -1) gets no topology, also on a one-node
+  // machine where hwloc's root attachment looks local. HWLOC_PCI_LOCALITY is the operator saying
+  // otherwise, so it wins.
+  if (this_system && std::getenv("HWLOC_PCI_LOCALITY") == nullptr) {
+    for (PciDevice& device : result->pci_devices_) {
+      if (internal::SysfsNumaNode(internal::kSysfsPciDevices, device.address) == -1) {
+        device.numa_nodes.clear();
+      }
+    }
   }
-  return internal::TopologyBuilder::Build(topology.get(), distances.get());
+  return result;
 }
 
 absl::StatusOr<std::unique_ptr<Topology>> Topology::FromXmlFile(const std::string& path) {

@@ -108,8 +108,10 @@ std::unique_ptr<NumaDistanceSource> NewLibnumaDistanceSource();
 //     device attached at the Machine root because sysfs says numa_node = -1) means "unknown" and
 //     becomes EMPTY, so the kubelet receives no topology rather than a false "all nodes";
 //   - on a machine with exactly one NUMA node, a device anywhere (the root included) is local to
-//     that node and reports it: the answer is true, and it lets the kubelet's Topology Manager
-//     align the device with CPUs on single-socket nodes.
+//     that node and reports it (an XML topology cannot say more);
+//   - on a live host (FromHost() without HWLOC_XMLFILE), the kernel has the last word: a device
+//     whose /sys/bus/pci/devices/<address>/numa_node reads -1 gets no topology, on one node as on
+//     many, unless HWLOC_PCI_LOCALITY is set (the operator's override wins).
 class Topology {
  public:
   // Discovers the live host with hwloc (PCI devices and OS devices included). hwloc honours its

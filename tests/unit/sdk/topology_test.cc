@@ -1,5 +1,7 @@
 #include "kdp/topology.h"
 
+#include <sys/stat.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <memory>
@@ -13,6 +15,8 @@
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "sdk/src/pci_locality.h"
+#include "tests/testing/temp_dir.h"
 
 namespace kdp {
 namespace {
@@ -362,10 +366,47 @@ TEST(Topology, FromHostDescribesThisMachine) {
   EXPECT_EQ(cpu_count, cpus.size()) << "a CPU is in two nodes";
   for (const PciDevice& device : (*topology)->pci_devices()) {
     for (int node : device.numa_nodes) EXPECT_TRUE(node_numbers.count(node)) << node;
-    if (nodes.size() == 1) {
+    std::optional<int> kernel = internal::SysfsNumaNode(internal::kSysfsPciDevices, device.address);
+    if (kernel == -1) {
+      // The kernel does not know: no topology, even on a one-node machine.
+      EXPECT_THAT(device.numa_nodes, IsEmpty()) << device.address.ToString();
+    } else if (nodes.size() == 1) {
       EXPECT_THAT(device.numa_nodes, ElementsAre(nodes[0].os_index)) << device.address.ToString();
     }
   }
+}
+
+TEST(Topology, FromHostLetsHwlocPciLocalityOverrideAnUnknownKernelLocality) {
+  ScopedEnv no_xml("HWLOC_XMLFILE", std::nullopt);
+  // Every bus of domain 0 is local to CPU 0.
+  ScopedEnv locality("HWLOC_PCI_LOCALITY", "0000:00-ff 0x1");
+  absl::StatusOr<std::unique_ptr<Topology>> topology = Topology::FromHost();
+  ASSERT_TRUE(topology.ok()) << topology.status();
+  if ((*topology)->numa_nodes().size() != 1) GTEST_SKIP() << "checked on one-node hosts only";
+  for (const PciDevice& device : (*topology)->pci_devices()) {
+    if (device.address.domain != 0) continue;
+    EXPECT_THAT(device.numa_nodes, ElementsAre((*topology)->numa_nodes()[0].os_index))
+        << device.address.ToString();
+  }
+}
+
+TEST(SysfsNumaNode, ReadsTheKernelsNodeNumber) {
+  kdp::testing::TempDir dir;
+  const PciAddress known{.domain = 0, .bus = 0x3b, .device = 0, .function = 0};
+  const PciAddress unknown{.domain = 0, .bus = 0x3c, .device = 0, .function = 1};
+  const PciAddress garbled{.domain = 0, .bus = 0x3d, .device = 0, .function = 0};
+  for (const auto& [address, content] : std::vector<std::pair<PciAddress, std::string>>{
+           {known, "1\n"}, {unknown, "-1\n"}, {garbled, "n/a\n"}}) {
+    std::string device_dir = dir.Path(address.ToString());
+    ASSERT_EQ(::mkdir(device_dir.c_str(), 0755), 0);
+    std::ofstream(device_dir + "/numa_node") << content;
+  }
+  EXPECT_EQ(internal::SysfsNumaNode(dir.path(), known), 1);
+  EXPECT_EQ(internal::SysfsNumaNode(dir.path(), unknown), -1);
+  EXPECT_EQ(internal::SysfsNumaNode(dir.path(), garbled), std::nullopt);
+  EXPECT_EQ(internal::SysfsNumaNode(dir.path(),
+                                    PciAddress{.domain = 1, .bus = 0, .device = 0, .function = 0}),
+            std::nullopt);
 }
 
 TEST(Topology, FromHostHonoursHwlocXmlFileAndPrefersItsNumaLatency) {
