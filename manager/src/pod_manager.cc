@@ -29,6 +29,14 @@ absl::StatusOr<AdmitResult> PodManager::Admit(Pod pod) {
                                                    " already exists (uid ", it->second.pod.uid,
                                                    "); delete it first"));
     }
+    // Devices are recorded by pod UID: two pods sharing one would share their allocations.
+    for (const auto& [other_key, other] : pods_) {
+      if (other.pod.uid == pod.uid) {
+        return absl::AlreadyExistsError(absl::StrCat("metadata.uid ", pod.uid,
+                                                     " is already used by pod ", other_key.first,
+                                                     "/", other_key.second));
+      }
+    }
   }
   AdmitResult result;
   auto reject = [&](const char* reason, std::string message) {

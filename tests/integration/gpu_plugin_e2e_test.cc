@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "absl/strings/str_replace.h"
 #include "common/unix_socket.h"
 #include "podresources/v1/api.grpc.pb.h"
 #include "tests/integration/e2e_fixture.h"
@@ -82,6 +83,22 @@ TEST_F(GpuPluginE2E, DeletingAPodFreesItsDevices) {
   ASSERT_EQ(Kdpctl({"delete", "pod", "all"}).exit_code, 0);
   EXPECT_EQ(Apply(GpuPod("one", 1)).exit_code, 0);
   EXPECT_EQ(Kdpctl({"get", "pods"}).json["pods"].size(), 1u);
+}
+
+TEST_F(GpuPluginE2E, RefusesASecondPodWithTheSameNameOrUid) {
+  ASSERT_EQ(Apply(GpuPod("same", 1)).exit_code, 0);
+  KdpctlResult again = Apply(GpuPod("same", 1));
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_THAT(again.err, ::testing::HasSubstr("pod default/same already exists"));
+
+  const std::string with_uid =
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: NAME, uid: u-1}\n"
+      "spec: {containers: [{name: c}]}\n";
+  ASSERT_EQ(Apply(absl::StrReplaceAll(with_uid, {{"NAME", "first"}})).exit_code, 0);
+  KdpctlResult clash = Apply(absl::StrReplaceAll(with_uid, {{"NAME", "second"}}));
+  EXPECT_EQ(clash.exit_code, 1);
+  EXPECT_THAT(clash.err,
+              ::testing::HasSubstr("metadata.uid u-1 is already used by pod default/first"));
 }
 
 TEST_F(GpuPluginE2E, HealthFlipsReachAllocatable) {
