@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -199,19 +200,6 @@ std::vector<std::unique_ptr<DevicePlugin>> One(std::unique_ptr<DevicePlugin> plu
   return plugins;
 }
 
-std::unique_ptr<PluginRunner> MakeRunner(RunnerOptions options,
-                                         std::unique_ptr<DevicePlugin> plugin) {
-  absl::StatusOr<std::unique_ptr<PluginRunner>> runner =
-      PluginRunner::Create(std::move(options), One(std::move(plugin)));
-  EXPECT_TRUE(runner.ok()) << runner.status();
-  return runner.ok() ? std::move(runner).value() : nullptr;
-}
-
-std::unique_ptr<v1beta1::DevicePlugin::Stub> DialPlugin(const TempDir& root) {
-  return v1beta1::DevicePlugin::NewStub(grpc::CreateChannel(
-      UnixTarget(root.Path("device-plugins/") + kSocketName), grpc::InsecureChannelCredentials()));
-}
-
 // "id/health/numa,numa" per device: the wire fields ListAndWatch carries.
 std::vector<std::string> Summary(const v1beta1::ListAndWatchResponse& response) {
   std::vector<std::string> out;
@@ -236,52 +224,126 @@ struct Stream {
     context.set_deadline(Deadline());
     reader = stub.ListAndWatch(&context, v1beta1::Empty());
   }
+  bool Read(v1beta1::ListAndWatchResponse* response) { return reader->Read(response); }
+
   grpc::ClientContext context;
   std::unique_ptr<grpc::ClientReader<v1beta1::ListAndWatchResponse>> reader;
+};
+
+// A client context whose call fails rather than hangs.
+struct CallContext : grpc::ClientContext {
+  CallContext() { set_deadline(Deadline()); }
+};
+
+// Each test gets a kubelet root of its own; the helpers start the pieces a scenario needs and
+// fail the test (use them under ASSERT_NO_FATAL_FAILURE) when one does not start.
+class PluginRunnerTest : public ::testing::Test {
+ protected:
+  // Starts a FakeKubelet on root_, replacing (and first stopping) any earlier one.
+  void StartKubelet() {
+    kubelet_.reset();
+    kubelet_ = std::make_unique<FakeKubelet>(root_);
+    ASSERT_TRUE(kubelet_->Start().ok());
+  }
+
+  // Creates runner_ serving `plugin` alone, and starts it.
+  void StartRunner(std::unique_ptr<DevicePlugin> plugin = InventoryPlugin(),
+                   std::optional<RunnerOptions> options = std::nullopt) {
+    ASSERT_NO_FATAL_FAILURE(CreateRunner(std::move(plugin), std::move(options)));
+    ASSERT_TRUE(runner_->Start().ok());
+  }
+
+  // Creates runner_ serving `plugin` alone, with FastOptions(root_) unless `options` is given.
+  void CreateRunner(std::unique_ptr<DevicePlugin> plugin,
+                    std::optional<RunnerOptions> options = std::nullopt) {
+    absl::StatusOr<std::unique_ptr<PluginRunner>> runner = PluginRunner::Create(
+        options.has_value() ? *std::move(options) : FastOptions(root_), One(std::move(plugin)));
+    ASSERT_TRUE(runner.ok()) << runner.status();
+    runner_ = std::move(runner).value();
+  }
+
+  // Starts runner_ for a TestPlugin with Inventory(), kept in inventory_plugin_ to drive health.
+  void StartInventoryRunner() {
+    auto plugin = std::make_unique<TestPlugin>(kResource, Inventory());
+    inventory_plugin_ = plugin.get();
+    ASSERT_NO_FATAL_FAILURE(StartRunner(std::move(plugin)));
+  }
+
+  // Starts a kubelet and a runner for `plugin`, and waits for the first registration.
+  void StartRegistered(std::unique_ptr<DevicePlugin> plugin = InventoryPlugin()) {
+    ASSERT_NO_FATAL_FAILURE(StartKubelet());
+    ASSERT_NO_FATAL_FAILURE(StartRunner(std::move(plugin)));
+    ASSERT_TRUE(runner_->WaitForRegistrations(1, kTimeout));
+  }
+
+  // The one Register call the kubelet has seen.
+  void OnlyRegistration(RecordedRegistration* got) {
+    std::vector<RecordedRegistration> registrations = kubelet_->registrations();
+    ASSERT_EQ(registrations.size(), 1u);
+    *got = registrations[0];
+  }
+
+  static std::unique_ptr<DevicePlugin> InventoryPlugin() {
+    return std::make_unique<TestPlugin>(kResource, Inventory());
+  }
+
+  absl::StatusOr<std::unique_ptr<PluginRunner>> Create(
+      std::vector<std::unique_ptr<DevicePlugin>> plugins) {
+    return PluginRunner::Create(FastOptions(root_), std::move(plugins));
+  }
+
+  std::string PluginSocket() const { return root_.Path("device-plugins/") + kSocketName; }
+
+  // A client of the runner's plugin socket, dialled on first use.
+  v1beta1::DevicePlugin::Stub& Plugin() {
+    if (stub_ == nullptr) {
+      stub_ = v1beta1::DevicePlugin::NewStub(
+          grpc::CreateChannel(UnixTarget(PluginSocket()), grpc::InsecureChannelCredentials()));
+    }
+    return *stub_;
+  }
+
+  // The members stop in reverse: client, runner, kubelet, then the directory goes.
+  TempDir root_;
+  std::unique_ptr<FakeKubelet> kubelet_;
+  std::unique_ptr<PluginRunner> runner_;
+  std::unique_ptr<v1beta1::DevicePlugin::Stub> stub_;
+  TestPlugin* inventory_plugin_ = nullptr;  // Owned by runner_; set by StartInventoryRunner().
 };
 
 // ---------------------------------------------------------------------------------------------
 // Create
 
-TEST(PluginRunner, CreateRejectsAnInvalidResourceName) {
-  TempDir root;
+TEST_F(PluginRunnerTest, CreateRejectsAnInvalidResourceName) {
   const std::vector<std::string> names = {"gpu", "kubernetes.io/gpu", "Example.com/gpu",
                                           "example.com/a/b", "requests.example.com/gpu"};
   for (const std::string& name : names) {
     absl::StatusOr<std::unique_ptr<PluginRunner>> runner =
-        PluginRunner::Create(FastOptions(root), One(std::make_unique<TestPlugin>(name)));
+        Create(One(std::make_unique<TestPlugin>(name)));
     EXPECT_EQ(runner.status().code(), absl::StatusCode::kInvalidArgument) << name;
     EXPECT_EQ(runner.status().message(), "the ResourceName \"" + name + "\" is invalid");
   }
 }
 
-TEST(PluginRunner, CreateRejectsAResourceServedTwice) {
-  TempDir root;
+TEST_F(PluginRunnerTest, CreateRejectsAResourceServedTwice) {
   std::vector<std::unique_ptr<DevicePlugin>> plugins;
   plugins.push_back(std::make_unique<TestPlugin>());
   plugins.push_back(std::make_unique<TestPlugin>("example.com/fpga"));
   plugins.push_back(std::make_unique<TestPlugin>());
-  absl::StatusOr<std::unique_ptr<PluginRunner>> runner =
-      PluginRunner::Create(FastOptions(root), std::move(plugins));
+  absl::StatusOr<std::unique_ptr<PluginRunner>> runner = Create(std::move(plugins));
   EXPECT_EQ(runner.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(runner.status().message(), HasSubstr(kResource));
 }
 
-TEST(PluginRunner, CreateRejectsAnEmptyPluginList) {
-  TempDir root;
-  absl::StatusOr<std::unique_ptr<PluginRunner>> runner =
-      PluginRunner::Create(FastOptions(root), {});
-  EXPECT_EQ(runner.status().code(), absl::StatusCode::kInvalidArgument);
+TEST_F(PluginRunnerTest, CreateRejectsAnEmptyPluginList) {
+  EXPECT_EQ(Create({}).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST(PluginRunner, CreateRejectsANullPlugin) {
-  TempDir root;
-  absl::StatusOr<std::unique_ptr<PluginRunner>> runner =
-      PluginRunner::Create(FastOptions(root), One(nullptr));
-  EXPECT_EQ(runner.status().code(), absl::StatusCode::kInvalidArgument);
+TEST_F(PluginRunnerTest, CreateRejectsANullPlugin) {
+  EXPECT_EQ(Create(One(nullptr)).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST(PluginRunner, CreateRejectsASocketPathOverTheUnixLimit) {
+TEST_F(PluginRunnerTest, CreateRejectsASocketPathOverTheUnixLimit) {
   RunnerOptions options;
   options.kubelet_root = "/tmp/" + std::string(100, 'x');
   absl::StatusOr<std::unique_ptr<PluginRunner>> runner =
@@ -289,47 +351,32 @@ TEST(PluginRunner, CreateRejectsASocketPathOverTheUnixLimit) {
   EXPECT_EQ(runner.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST(PluginRunner, SocketNameReplacesTheSlash) {
+TEST_F(PluginRunnerTest, SocketNameReplacesTheSlash) {
   EXPECT_EQ(SocketNameFor("example.com/gpu"), "example.com_gpu.sock");
 }
 
 // ---------------------------------------------------------------------------------------------
 // Start and registration
 
-TEST(PluginRunner, StartFailsWithDiscoverError) {
-  TempDir root;
-  std::unique_ptr<PluginRunner> runner =
-      MakeRunner(FastOptions(root), std::make_unique<FailingDiscoveryPlugin>());
-  ASSERT_NE(runner, nullptr);
-  absl::Status status = runner->Start();
+TEST_F(PluginRunnerTest, StartFailsWithDiscoverError) {
+  ASSERT_NO_FATAL_FAILURE(CreateRunner(std::make_unique<FailingDiscoveryPlugin>()));
+  absl::Status status = runner_->Start();
   EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(status.message(), HasSubstr("no driver"));
-  runner->Stop();
+  runner_->Stop();
 }
 
-TEST(PluginRunner, StartTwiceIsFailedPrecondition) {
-  TempDir root;
-  std::unique_ptr<PluginRunner> runner =
-      MakeRunner(FastOptions(root), std::make_unique<TestPlugin>());
-  ASSERT_NE(runner, nullptr);
-  ASSERT_TRUE(runner->Start().ok());
-  EXPECT_EQ(runner->Start().code(), absl::StatusCode::kFailedPrecondition);
+TEST_F(PluginRunnerTest, StartTwiceIsFailedPrecondition) {
+  ASSERT_NO_FATAL_FAILURE(StartRunner(std::make_unique<TestPlugin>()));
+  EXPECT_EQ(runner_->Start().code(), absl::StatusCode::kFailedPrecondition);
 }
 
-TEST(PluginRunner, ServesBeforeRegisteringAndSendsTheRegisterFields) {
-  TempDir root;
-  FakeKubelet kubelet(root);
-  ASSERT_TRUE(kubelet.Start().ok());
-  std::unique_ptr<PluginRunner> runner =
-      MakeRunner(FastOptions(root), std::make_unique<TestPlugin>(kResource, Inventory()));
-  ASSERT_NE(runner, nullptr);
-  ASSERT_TRUE(runner->Start().ok());
-  ASSERT_TRUE(runner->WaitForRegistrations(1, kTimeout));
-  EXPECT_EQ(runner->registrations(), 1);
+TEST_F(PluginRunnerTest, ServesBeforeRegisteringAndSendsTheRegisterFields) {
+  ASSERT_NO_FATAL_FAILURE(StartRegistered());
+  EXPECT_EQ(runner_->registrations(), 1);
 
-  std::vector<RecordedRegistration> registrations = kubelet.registrations();
-  ASSERT_EQ(registrations.size(), 1u);
-  const RecordedRegistration& got = registrations[0];
+  RecordedRegistration got;
+  ASSERT_NO_FATAL_FAILURE(OnlyRegistration(&got));
   EXPECT_EQ(got.dial_code, grpc::StatusCode::OK) << "plugin socket not served at Register";
   EXPECT_EQ(got.request.version(), "v1beta1");
   EXPECT_EQ(got.request.endpoint(), kSocketName);
@@ -338,58 +385,43 @@ TEST(PluginRunner, ServesBeforeRegisteringAndSendsTheRegisterFields) {
   EXPECT_FALSE(got.request.options().pre_start_required());
 }
 
-TEST(PluginRunner, AdvertisesPreferredAllocation) {
-  TempDir root;
-  FakeKubelet kubelet(root);
-  ASSERT_TRUE(kubelet.Start().ok());
-  std::unique_ptr<PluginRunner> runner =
-      MakeRunner(FastOptions(root), std::make_unique<PreferringPlugin>(kResource, Inventory()));
-  ASSERT_NE(runner, nullptr);
-  ASSERT_TRUE(runner->Start().ok());
-  ASSERT_TRUE(runner->WaitForRegistrations(1, kTimeout));
+TEST_F(PluginRunnerTest, AdvertisesPreferredAllocation) {
+  ASSERT_NO_FATAL_FAILURE(
+      StartRegistered(std::make_unique<PreferringPlugin>(kResource, Inventory())));
 
-  std::vector<RecordedRegistration> registrations = kubelet.registrations();
-  ASSERT_EQ(registrations.size(), 1u);
-  EXPECT_EQ(registrations[0].dial_code, grpc::StatusCode::OK);
-  EXPECT_TRUE(registrations[0].request.options().get_preferred_allocation_available());
-  EXPECT_FALSE(registrations[0].request.options().pre_start_required());
-  EXPECT_TRUE(registrations[0].served_options.get_preferred_allocation_available());
-  EXPECT_FALSE(registrations[0].served_options.pre_start_required());
+  RecordedRegistration got;
+  ASSERT_NO_FATAL_FAILURE(OnlyRegistration(&got));
+  EXPECT_EQ(got.dial_code, grpc::StatusCode::OK);
+  EXPECT_TRUE(got.request.options().get_preferred_allocation_available());
+  EXPECT_FALSE(got.request.options().pre_start_required());
+  EXPECT_TRUE(got.served_options.get_preferred_allocation_available());
+  EXPECT_FALSE(got.served_options.pre_start_required());
 }
 
-TEST(PluginRunner, AdvertisesPreStartRequired) {
-  TempDir root;
-  FakeKubelet kubelet(root);
-  ASSERT_TRUE(kubelet.Start().ok());
-  std::unique_ptr<PluginRunner> runner =
-      MakeRunner(FastOptions(root), std::make_unique<PreStartingPlugin>(kResource, Inventory()));
-  ASSERT_NE(runner, nullptr);
-  ASSERT_TRUE(runner->Start().ok());
-  ASSERT_TRUE(runner->WaitForRegistrations(1, kTimeout));
+TEST_F(PluginRunnerTest, AdvertisesPreStartRequired) {
+  ASSERT_NO_FATAL_FAILURE(
+      StartRegistered(std::make_unique<PreStartingPlugin>(kResource, Inventory())));
 
-  std::vector<RecordedRegistration> registrations = kubelet.registrations();
-  ASSERT_EQ(registrations.size(), 1u);
-  EXPECT_EQ(registrations[0].dial_code, grpc::StatusCode::OK);
-  EXPECT_TRUE(registrations[0].request.options().pre_start_required());
-  EXPECT_FALSE(registrations[0].request.options().get_preferred_allocation_available());
-  EXPECT_TRUE(registrations[0].served_options.pre_start_required());
+  RecordedRegistration got;
+  ASSERT_NO_FATAL_FAILURE(OnlyRegistration(&got));
+  EXPECT_EQ(got.dial_code, grpc::StatusCode::OK);
+  EXPECT_TRUE(got.request.options().pre_start_required());
+  EXPECT_FALSE(got.request.options().get_preferred_allocation_available());
+  EXPECT_TRUE(got.served_options.pre_start_required());
 }
 
-TEST(PluginRunner, RegistersEveryPluginOnItsOwnSocket) {
-  TempDir root;
-  FakeKubelet kubelet(root);
-  ASSERT_TRUE(kubelet.Start().ok());
+TEST_F(PluginRunnerTest, RegistersEveryPluginOnItsOwnSocket) {
+  ASSERT_NO_FATAL_FAILURE(StartKubelet());
   std::vector<std::unique_ptr<DevicePlugin>> plugins;
-  plugins.push_back(std::make_unique<TestPlugin>(kResource, Inventory()));
+  plugins.push_back(InventoryPlugin());
   plugins.push_back(std::make_unique<TestPlugin>("example.com/fpga"));
-  absl::StatusOr<std::unique_ptr<PluginRunner>> runner =
-      PluginRunner::Create(FastOptions(root), std::move(plugins));
+  absl::StatusOr<std::unique_ptr<PluginRunner>> runner = Create(std::move(plugins));
   ASSERT_TRUE(runner.ok()) << runner.status();
   ASSERT_TRUE((*runner)->Start().ok());
   ASSERT_TRUE((*runner)->WaitForRegistrations(2, kTimeout));
 
   std::vector<std::string> endpoints;
-  for (const RecordedRegistration& got : kubelet.registrations()) {
+  for (const RecordedRegistration& got : kubelet_->registrations()) {
     EXPECT_EQ(got.dial_code, grpc::StatusCode::OK) << got.request.endpoint();
     endpoints.push_back(got.request.endpoint());
   }
@@ -397,158 +429,114 @@ TEST(PluginRunner, RegistersEveryPluginOnItsOwnSocket) {
   EXPECT_THAT(endpoints, ElementsAre("example.com_fpga.sock", "example.com_gpu.sock"));
 }
 
-TEST(PluginRunner, RegistersOnceAKubeletAppears) {
-  TempDir root;
-  std::unique_ptr<PluginRunner> runner =
-      MakeRunner(FastOptions(root), std::make_unique<TestPlugin>(kResource, Inventory()));
-  ASSERT_NE(runner, nullptr);
-  ASSERT_TRUE(runner->Start().ok());
-  EXPECT_TRUE(IsSocket(root.Path("device-plugins/") + kSocketName));
-  EXPECT_EQ(runner->registrations(), 0);
+TEST_F(PluginRunnerTest, RegistersOnceAKubeletAppears) {
+  ASSERT_NO_FATAL_FAILURE(StartRunner());
+  EXPECT_TRUE(IsSocket(PluginSocket()));
+  EXPECT_EQ(runner_->registrations(), 0);
 
-  FakeKubelet kubelet(root);
-  ASSERT_TRUE(kubelet.Start().ok());
-  ASSERT_TRUE(runner->WaitForRegistrations(1, kTimeout));
-  ASSERT_TRUE(WaitUntil([&] { return kubelet.count() == 1; }));
-  EXPECT_EQ(kubelet.registrations()[0].dial_code, grpc::StatusCode::OK);
+  ASSERT_NO_FATAL_FAILURE(StartKubelet());
+  ASSERT_TRUE(runner_->WaitForRegistrations(1, kTimeout));
+  ASSERT_TRUE(WaitUntil([&] { return kubelet_->count() == 1; }));
+  EXPECT_EQ(kubelet_->registrations()[0].dial_code, grpc::StatusCode::OK);
 }
 
-TEST(PluginRunner, ServesAndRegistersAgainAfterAKubeletRestart) {
-  TempDir root;
-  const std::string plugin_socket = root.Path("device-plugins/") + kSocketName;
-  auto first = std::make_unique<FakeKubelet>(root);
-  ASSERT_TRUE(first->Start().ok());
-  std::unique_ptr<PluginRunner> runner =
-      MakeRunner(FastOptions(root), std::make_unique<TestPlugin>(kResource, Inventory()));
-  ASSERT_NE(runner, nullptr);
-  ASSERT_TRUE(runner->Start().ok());
-  ASSERT_TRUE(runner->WaitForRegistrations(1, kTimeout));
-  ASSERT_TRUE(WaitUntil([&] { return first->count() >= 1; }));
-  const int before = runner->registrations();
+TEST_F(PluginRunnerTest, ServesAndRegistersAgainAfterAKubeletRestart) {
+  ASSERT_NO_FATAL_FAILURE(StartRegistered());
+  ASSERT_TRUE(WaitUntil([&] { return kubelet_->count() >= 1; }));
+  const int before = runner_->registrations();
 
   // What a restarting kubelet does: its server goes, the directory's sockets are removed, and a
   // new kubelet.sock appears.
-  first->Stop();
-  first.reset();
-  ASSERT_TRUE(RemoveSocketIfPresent(plugin_socket).ok());
-  FakeKubelet second(root);
-  ASSERT_TRUE(second.Start().ok());
+  kubelet_->Stop();
+  kubelet_.reset();
+  ASSERT_TRUE(RemoveSocketIfPresent(PluginSocket()).ok());
+  ASSERT_NO_FATAL_FAILURE(StartKubelet());
 
-  ASSERT_TRUE(runner->WaitForRegistrations(before + 1, kTimeout));
-  ASSERT_TRUE(WaitUntil([&] { return second.count() >= 1; }));
-  std::vector<RecordedRegistration> registrations = second.registrations();
+  ASSERT_TRUE(runner_->WaitForRegistrations(before + 1, kTimeout));
+  ASSERT_TRUE(WaitUntil([&] { return kubelet_->count() >= 1; }));
+  std::vector<RecordedRegistration> registrations = kubelet_->registrations();
   EXPECT_EQ(registrations[0].dial_code, grpc::StatusCode::OK);
   EXPECT_EQ(registrations[0].request.endpoint(), kSocketName);
-  EXPECT_TRUE(IsSocket(plugin_socket));
+  EXPECT_TRUE(IsSocket(PluginSocket()));
 
   // The new server answers ListAndWatch with the inventory.
-  auto stub = DialPlugin(root);
-  Stream stream(*stub);
+  Stream stream(Plugin());
   v1beta1::ListAndWatchResponse response;
-  ASSERT_TRUE(stream.reader->Read(&response));
+  ASSERT_TRUE(stream.Read(&response));
   EXPECT_EQ(response.devices_size(), 3);
 }
 
-TEST(PluginRunner, RegistersAgainWhenOnlyKubeletSockIsRecreated) {
-  TempDir root;
-  auto first = std::make_unique<FakeKubelet>(root);
-  ASSERT_TRUE(first->Start().ok());
-  std::unique_ptr<PluginRunner> runner =
-      MakeRunner(FastOptions(root), std::make_unique<TestPlugin>(kResource, Inventory()));
-  ASSERT_NE(runner, nullptr);
-  ASSERT_TRUE(runner->Start().ok());
-  ASSERT_TRUE(runner->WaitForRegistrations(1, kTimeout));
-  ASSERT_TRUE(WaitUntil([&] { return first->count() >= 1; }));
-  const int before = runner->registrations();
+TEST_F(PluginRunnerTest, RegistersAgainWhenOnlyKubeletSockIsRecreated) {
+  ASSERT_NO_FATAL_FAILURE(StartRegistered());
+  ASSERT_TRUE(WaitUntil([&] { return kubelet_->count() >= 1; }));
+  const int before = runner_->registrations();
 
-  first.reset();
-  FakeKubelet second(root);
-  ASSERT_TRUE(second.Start().ok());
-  ASSERT_TRUE(runner->WaitForRegistrations(before + 1, kTimeout));
-  ASSERT_TRUE(WaitUntil([&] { return second.count() >= 1; }));
-  EXPECT_EQ(second.registrations()[0].dial_code, grpc::StatusCode::OK);
+  ASSERT_NO_FATAL_FAILURE(StartKubelet());  // Stops the first kubelet, then serves anew.
+  ASSERT_TRUE(runner_->WaitForRegistrations(before + 1, kTimeout));
+  ASSERT_TRUE(WaitUntil([&] { return kubelet_->count() >= 1; }));
+  EXPECT_EQ(kubelet_->registrations()[0].dial_code, grpc::StatusCode::OK);
 }
 
 // ---------------------------------------------------------------------------------------------
 // ListAndWatch
 
-TEST(PluginRunner, ListAndWatchSendsTheFullListFirst) {
-  TempDir root;
-  std::unique_ptr<PluginRunner> runner =
-      MakeRunner(FastOptions(root), std::make_unique<TestPlugin>(kResource, Inventory()));
-  ASSERT_NE(runner, nullptr);
-  ASSERT_TRUE(runner->Start().ok());
+TEST_F(PluginRunnerTest, ListAndWatchSendsTheFullListFirst) {
+  ASSERT_NO_FATAL_FAILURE(StartRunner());
 
-  auto stub = DialPlugin(root);
-  Stream stream(*stub);
+  Stream stream(Plugin());
   v1beta1::ListAndWatchResponse response;
-  ASSERT_TRUE(stream.reader->Read(&response));
+  ASSERT_TRUE(stream.Read(&response));
   EXPECT_THAT(Summary(response),
               ElementsAre("gpu0/Healthy/0", "gpu1/Unhealthy/0,1", "gpu2/Healthy/-"));
 }
 
-TEST(PluginRunner, ListAndWatchSendsASnapshotOnSetHealth) {
-  TempDir root;
-  auto owned = std::make_unique<TestPlugin>(kResource, Inventory());
-  TestPlugin* plugin = owned.get();
-  std::unique_ptr<PluginRunner> runner = MakeRunner(FastOptions(root), std::move(owned));
-  ASSERT_NE(runner, nullptr);
-  ASSERT_TRUE(runner->Start().ok());
+TEST_F(PluginRunnerTest, ListAndWatchSendsASnapshotOnSetHealth) {
+  ASSERT_NO_FATAL_FAILURE(StartInventoryRunner());
+  TestPlugin* plugin = inventory_plugin_;
 
-  auto stub = DialPlugin(root);
-  Stream stream(*stub);
+  Stream stream(Plugin());
   v1beta1::ListAndWatchResponse response;
-  ASSERT_TRUE(stream.reader->Read(&response));
+  ASSERT_TRUE(stream.Read(&response));
 
   std::thread health([plugin] { plugin->SetHealth("gpu2", Health::kUnhealthy); });
   health.join();
-  ASSERT_TRUE(stream.reader->Read(&response));
+  ASSERT_TRUE(stream.Read(&response));
   EXPECT_THAT(Summary(response),
               ElementsAre("gpu0/Healthy/0", "gpu1/Unhealthy/0,1", "gpu2/Unhealthy/-"));
 
   // A new stream starts from the current state.
-  Stream later(*stub);
-  ASSERT_TRUE(later.reader->Read(&response));
+  Stream later(Plugin());
+  ASSERT_TRUE(later.Read(&response));
   EXPECT_THAT(Summary(response),
               ElementsAre("gpu0/Healthy/0", "gpu1/Unhealthy/0,1", "gpu2/Unhealthy/-"));
 }
 
-TEST(PluginRunner, ListAndWatchUpdatesEveryOpenStream) {
-  TempDir root;
-  auto owned = std::make_unique<TestPlugin>(kResource, Inventory());
-  TestPlugin* plugin = owned.get();
-  std::unique_ptr<PluginRunner> runner = MakeRunner(FastOptions(root), std::move(owned));
-  ASSERT_NE(runner, nullptr);
-  ASSERT_TRUE(runner->Start().ok());
+TEST_F(PluginRunnerTest, ListAndWatchUpdatesEveryOpenStream) {
+  ASSERT_NO_FATAL_FAILURE(StartInventoryRunner());
+  TestPlugin* plugin = inventory_plugin_;
 
-  auto stub = DialPlugin(root);
-  Stream first(*stub);
-  Stream second(*stub);
+  Stream first(Plugin());
+  Stream second(Plugin());
   v1beta1::ListAndWatchResponse response;
-  ASSERT_TRUE(first.reader->Read(&response));
-  ASSERT_TRUE(second.reader->Read(&response));
+  ASSERT_TRUE(first.Read(&response));
+  ASSERT_TRUE(second.Read(&response));
 
   std::thread health([plugin] { plugin->SetHealth("gpu1", Health::kHealthy); });
   health.join();
   for (Stream* stream : {&first, &second}) {
-    ASSERT_TRUE(stream->reader->Read(&response));
+    ASSERT_TRUE(stream->Read(&response));
     EXPECT_THAT(Summary(response),
                 ElementsAre("gpu0/Healthy/0", "gpu1/Healthy/0,1", "gpu2/Healthy/-"));
   }
 }
 
-TEST(PluginRunner, ListAndWatchEndsWithTheLatestSnapshotAfterABurst) {
-  TempDir root;
-  auto owned = std::make_unique<TestPlugin>(kResource, Inventory());
-  TestPlugin* plugin = owned.get();
-  std::unique_ptr<PluginRunner> runner = MakeRunner(FastOptions(root), std::move(owned));
-  ASSERT_NE(runner, nullptr);
-  ASSERT_TRUE(runner->Start().ok());
+TEST_F(PluginRunnerTest, ListAndWatchEndsWithTheLatestSnapshotAfterABurst) {
+  ASSERT_NO_FATAL_FAILURE(StartInventoryRunner());
+  TestPlugin* plugin = inventory_plugin_;
 
-  auto stub = DialPlugin(root);
-  Stream stream(*stub);
+  Stream stream(Plugin());
   v1beta1::ListAndWatchResponse response;
-  ASSERT_TRUE(stream.reader->Read(&response));
+  ASSERT_TRUE(stream.Read(&response));
 
   std::thread health([plugin] {
     for (int i = 0; i < 50; ++i) {
@@ -559,62 +547,45 @@ TEST(PluginRunner, ListAndWatchEndsWithTheLatestSnapshotAfterABurst) {
   health.join();
   // Intermediate snapshots may be coalesced; the last one must arrive.
   std::vector<std::string> want = {"gpu0/Healthy/0", "gpu1/Unhealthy/0,1", "gpu2/Unhealthy/-"};
-  while (Summary(response) != want) ASSERT_TRUE(stream.reader->Read(&response));
+  while (Summary(response) != want) ASSERT_TRUE(stream.Read(&response));
 }
 
 // ---------------------------------------------------------------------------------------------
 // Stop
 
-TEST(PluginRunner, StopRemovesThePluginSocketAndIsIdempotent) {
-  TempDir root;
-  const std::string plugin_socket = root.Path("device-plugins/") + kSocketName;
-  std::unique_ptr<PluginRunner> runner =
-      MakeRunner(FastOptions(root), std::make_unique<TestPlugin>(kResource, Inventory()));
-  ASSERT_NE(runner, nullptr);
-  ASSERT_TRUE(runner->Start().ok());
-  ASSERT_TRUE(IsSocket(plugin_socket));
+TEST_F(PluginRunnerTest, StopRemovesThePluginSocketAndIsIdempotent) {
+  ASSERT_NO_FATAL_FAILURE(StartRunner());
+  ASSERT_TRUE(IsSocket(PluginSocket()));
 
-  runner->Stop();
-  EXPECT_FALSE(IsSocket(plugin_socket));
-  runner->Stop();
-  EXPECT_FALSE(IsSocket(plugin_socket));
+  runner_->Stop();
+  EXPECT_FALSE(IsSocket(PluginSocket()));
+  runner_->Stop();
+  EXPECT_FALSE(IsSocket(PluginSocket()));
 }
 
-TEST(PluginRunner, StopMayRunConcurrently) {
-  TempDir root;
-  std::unique_ptr<PluginRunner> runner =
-      MakeRunner(FastOptions(root), std::make_unique<TestPlugin>(kResource, Inventory()));
-  ASSERT_NE(runner, nullptr);
-  ASSERT_TRUE(runner->Start().ok());
-  std::thread other([&runner] { runner->Stop(); });
-  runner->Stop();
+TEST_F(PluginRunnerTest, StopMayRunConcurrently) {
+  ASSERT_NO_FATAL_FAILURE(StartRunner());
+  std::thread other([this] { runner_->Stop(); });
+  runner_->Stop();
   other.join();
-  EXPECT_FALSE(IsSocket(root.Path("device-plugins/") + kSocketName));
+  EXPECT_FALSE(IsSocket(PluginSocket()));
 }
 
-TEST(PluginRunner, StopWithoutStartIsHarmless) {
-  TempDir root;
-  std::unique_ptr<PluginRunner> runner =
-      MakeRunner(FastOptions(root), std::make_unique<TestPlugin>());
-  ASSERT_NE(runner, nullptr);
-  runner->Stop();
-  runner->Stop();
-  EXPECT_EQ(runner->registrations(), 0);
+TEST_F(PluginRunnerTest, StopWithoutStartIsHarmless) {
+  ASSERT_NO_FATAL_FAILURE(CreateRunner(std::make_unique<TestPlugin>()));
+  runner_->Stop();
+  runner_->Stop();
+  EXPECT_EQ(runner_->registrations(), 0);
 }
 
-TEST(PluginRunner, StopEndsOpenListAndWatchStreams) {
-  TempDir root;
-  std::unique_ptr<PluginRunner> runner =
-      MakeRunner(FastOptions(root), std::make_unique<TestPlugin>(kResource, Inventory()));
-  ASSERT_NE(runner, nullptr);
-  ASSERT_TRUE(runner->Start().ok());
+TEST_F(PluginRunnerTest, StopEndsOpenListAndWatchStreams) {
+  ASSERT_NO_FATAL_FAILURE(StartRunner());
 
-  auto stub = DialPlugin(root);
-  Stream stream(*stub);
+  Stream stream(Plugin());
   v1beta1::ListAndWatchResponse response;
-  ASSERT_TRUE(stream.reader->Read(&response));
-  runner->Stop();
-  EXPECT_FALSE(stream.reader->Read(&response));
+  ASSERT_TRUE(stream.Read(&response));
+  runner_->Stop();
+  EXPECT_FALSE(stream.Read(&response));
   grpc::Status status = stream.reader->Finish();
   EXPECT_FALSE(status.ok());
   EXPECT_NE(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
@@ -623,30 +594,34 @@ TEST(PluginRunner, StopEndsOpenListAndWatchStreams) {
 // Stop() is documented to cancel the ListAndWatch streams; only other open calls get the grace
 // (RunnerOptions::shutdown_grace). A kubelet always holds a stream open, so waiting the grace for
 // it would make every Stop() last the whole grace.
-TEST(PluginRunner, StopDoesNotWaitTheGraceForListAndWatchStreams) {
-  TempDir root;
-  RunnerOptions options = FastOptions(root);
+TEST_F(PluginRunnerTest, StopDoesNotWaitTheGraceForListAndWatchStreams) {
+  RunnerOptions options = FastOptions(root_);
   options.shutdown_grace = absl::Seconds(30);
-  std::unique_ptr<PluginRunner> runner =
-      MakeRunner(options, std::make_unique<TestPlugin>(kResource, Inventory()));
-  ASSERT_NE(runner, nullptr);
-  ASSERT_TRUE(runner->Start().ok());
+  ASSERT_NO_FATAL_FAILURE(StartRunner(InventoryPlugin(), options));
 
-  auto stub = DialPlugin(root);
-  Stream stream(*stub);
+  Stream stream(Plugin());
   v1beta1::ListAndWatchResponse response;
-  ASSERT_TRUE(stream.reader->Read(&response));
+  ASSERT_TRUE(stream.Read(&response));
   const absl::Time before = absl::Now();
-  runner->Stop();
+  runner_->Stop();
   EXPECT_LT(absl::Now() - before, absl::Seconds(10));
-  EXPECT_FALSE(stream.reader->Read(&response));
+  EXPECT_FALSE(stream.Read(&response));
 }
 
 // ---------------------------------------------------------------------------------------------
 // Unary calls
 
-TEST(PluginRunner, AllocateAnswersWithTheDeviceRuntimeFields) {
-  TempDir root;
+// An Allocate request with one container per entry of `containers`, each asking for those ids.
+v1beta1::AllocateRequest AllocateFor(const std::vector<std::vector<std::string>>& containers) {
+  v1beta1::AllocateRequest request;
+  for (const std::vector<std::string>& ids : containers) {
+    v1beta1::ContainerAllocateRequest* container = request.add_container_requests();
+    for (const std::string& id : ids) container->add_devices_ids(id);
+  }
+  return request;
+}
+
+TEST_F(PluginRunnerTest, AllocateAnswersWithTheDeviceRuntimeFields) {
   Device gpu0 = Dev("gpu0");
   gpu0.specs.emplace_back();
   gpu0.specs[0].container_path = gpu0.specs[0].host_path = "/dev/gpu0";
@@ -656,19 +631,11 @@ TEST(PluginRunner, AllocateAnswersWithTheDeviceRuntimeFields) {
   gpu0.mounts[0].read_only = true;
   gpu0.envs = {{"GPU", "0"}};
   gpu0.cdi_devices = {"example.com/gpu=gpu0"};
-  std::vector<Device> devices = {gpu0};
-  std::unique_ptr<PluginRunner> runner =
-      MakeRunner(FastOptions(root), std::make_unique<TestPlugin>(kResource, devices));
-  ASSERT_NE(runner, nullptr);
-  ASSERT_TRUE(runner->Start().ok());
+  ASSERT_NO_FATAL_FAILURE(StartRunner(std::make_unique<TestPlugin>(kResource, std::vector{gpu0})));
 
-  auto stub = DialPlugin(root);
-  v1beta1::AllocateRequest request;
-  request.add_container_requests()->add_devices_ids("gpu0");
   v1beta1::AllocateResponse response;
-  grpc::ClientContext context;
-  context.set_deadline(Deadline());
-  grpc::Status status = stub->Allocate(&context, request, &response);
+  CallContext context;
+  grpc::Status status = Plugin().Allocate(&context, AllocateFor({{"gpu0"}}), &response);
   ASSERT_TRUE(status.ok()) << status.error_message();
   ASSERT_EQ(response.container_responses_size(), 1);
   const v1beta1::ContainerAllocateResponse& got = response.container_responses(0);
@@ -682,118 +649,78 @@ TEST(PluginRunner, AllocateAnswersWithTheDeviceRuntimeFields) {
   EXPECT_EQ(got.cdi_devices(0).name(), "example.com/gpu=gpu0");
 }
 
-TEST(PluginRunner, AllocateOfAnUnknownIdIsInvalidArgument) {
-  TempDir root;
-  std::unique_ptr<PluginRunner> runner =
-      MakeRunner(FastOptions(root), std::make_unique<TestPlugin>(kResource, Inventory()));
-  ASSERT_NE(runner, nullptr);
-  ASSERT_TRUE(runner->Start().ok());
+TEST_F(PluginRunnerTest, AllocateOfAnUnknownIdIsInvalidArgument) {
+  ASSERT_NO_FATAL_FAILURE(StartRunner());
 
-  auto stub = DialPlugin(root);
-  v1beta1::AllocateRequest request;
-  request.add_container_requests()->add_devices_ids("gpu0");
-  request.add_container_requests()->add_devices_ids("gpu7");
   v1beta1::AllocateResponse response;
-  grpc::ClientContext context;
-  context.set_deadline(Deadline());
-  grpc::Status status = stub->Allocate(&context, request, &response);
+  CallContext context;
+  grpc::Status status = Plugin().Allocate(&context, AllocateFor({{"gpu0"}, {"gpu7"}}), &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(status.error_message(), HasSubstr("gpu7"));
 }
 
-TEST(PluginRunner, AllocatePassesVendorErrorCodesThrough) {
-  TempDir root;
-  std::unique_ptr<PluginRunner> runner = MakeRunner(
-      FastOptions(root), std::make_unique<TestPlugin>(kResource, Inventory(),
-                                                      absl::ResourceExhaustedError("all busy")));
-  ASSERT_NE(runner, nullptr);
-  ASSERT_TRUE(runner->Start().ok());
+TEST_F(PluginRunnerTest, AllocatePassesVendorErrorCodesThrough) {
+  ASSERT_NO_FATAL_FAILURE(StartRunner(std::make_unique<TestPlugin>(
+      kResource, Inventory(), absl::ResourceExhaustedError("all busy"))));
 
-  auto stub = DialPlugin(root);
-  v1beta1::AllocateRequest request;
-  request.add_container_requests()->add_devices_ids("gpu0");
   v1beta1::AllocateResponse response;
-  grpc::ClientContext context;
-  context.set_deadline(Deadline());
-  grpc::Status status = stub->Allocate(&context, request, &response);
+  CallContext context;
+  grpc::Status status = Plugin().Allocate(&context, AllocateFor({{"gpu0"}}), &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_THAT(status.error_message(), HasSubstr("all busy"));
 }
 
-TEST(PluginRunner, GetPreferredAllocationWithoutTheCapabilityIsUnimplemented) {
-  TempDir root;
-  std::unique_ptr<PluginRunner> runner =
-      MakeRunner(FastOptions(root), std::make_unique<TestPlugin>(kResource, Inventory()));
-  ASSERT_NE(runner, nullptr);
-  ASSERT_TRUE(runner->Start().ok());
+TEST_F(PluginRunnerTest, GetPreferredAllocationWithoutTheCapabilityIsUnimplemented) {
+  ASSERT_NO_FATAL_FAILURE(StartRunner());
 
-  auto stub = DialPlugin(root);
   v1beta1::PreferredAllocationRequest request;
   auto* container = request.add_container_requests();
   container->add_available_deviceids("gpu0");
   container->set_allocation_size(1);
   v1beta1::PreferredAllocationResponse response;
-  grpc::ClientContext context;
-  context.set_deadline(Deadline());
-  EXPECT_EQ(stub->GetPreferredAllocation(&context, request, &response).error_code(),
+  CallContext context;
+  EXPECT_EQ(Plugin().GetPreferredAllocation(&context, request, &response).error_code(),
             grpc::StatusCode::UNIMPLEMENTED);
 }
 
-TEST(PluginRunner, GetPreferredAllocationAsksThePlugin) {
-  TempDir root;
-  std::unique_ptr<PluginRunner> runner =
-      MakeRunner(FastOptions(root), std::make_unique<PreferringPlugin>(kResource, Inventory()));
-  ASSERT_NE(runner, nullptr);
-  ASSERT_TRUE(runner->Start().ok());
+TEST_F(PluginRunnerTest, GetPreferredAllocationAsksThePlugin) {
+  ASSERT_NO_FATAL_FAILURE(StartRunner(std::make_unique<PreferringPlugin>(kResource, Inventory())));
 
-  auto stub = DialPlugin(root);
   v1beta1::PreferredAllocationRequest request;
   auto* container = request.add_container_requests();
   for (const char* id : {"gpu0", "gpu1", "gpu2"}) container->add_available_deviceids(id);
   container->add_must_include_deviceids("gpu2");
   container->set_allocation_size(2);
   v1beta1::PreferredAllocationResponse response;
-  grpc::ClientContext context;
-  context.set_deadline(Deadline());
-  grpc::Status status = stub->GetPreferredAllocation(&context, request, &response);
+  CallContext context;
+  grpc::Status status = Plugin().GetPreferredAllocation(&context, request, &response);
   ASSERT_TRUE(status.ok()) << status.error_message();
   ASSERT_EQ(response.container_responses_size(), 1);
   EXPECT_THAT(response.container_responses(0).deviceids(), ElementsAre("gpu2", "gpu0"));
 }
 
-TEST(PluginRunner, PreStartContainerWithoutTheCapabilityIsUnimplemented) {
-  TempDir root;
-  std::unique_ptr<PluginRunner> runner =
-      MakeRunner(FastOptions(root), std::make_unique<TestPlugin>(kResource, Inventory()));
-  ASSERT_NE(runner, nullptr);
-  ASSERT_TRUE(runner->Start().ok());
+TEST_F(PluginRunnerTest, PreStartContainerWithoutTheCapabilityIsUnimplemented) {
+  ASSERT_NO_FATAL_FAILURE(StartRunner());
 
-  auto stub = DialPlugin(root);
   v1beta1::PreStartContainerRequest request;
   request.add_devices_ids("gpu0");
   v1beta1::PreStartContainerResponse response;
-  grpc::ClientContext context;
-  context.set_deadline(Deadline());
-  EXPECT_EQ(stub->PreStartContainer(&context, request, &response).error_code(),
+  CallContext context;
+  EXPECT_EQ(Plugin().PreStartContainer(&context, request, &response).error_code(),
             grpc::StatusCode::UNIMPLEMENTED);
 }
 
-TEST(PluginRunner, PreStartContainerCallsThePlugin) {
-  TempDir root;
+TEST_F(PluginRunnerTest, PreStartContainerCallsThePlugin) {
   auto owned = std::make_unique<PreStartingPlugin>(kResource, Inventory());
   PreStartingPlugin* plugin = owned.get();
-  std::unique_ptr<PluginRunner> runner = MakeRunner(FastOptions(root), std::move(owned));
-  ASSERT_NE(runner, nullptr);
-  ASSERT_TRUE(runner->Start().ok());
+  ASSERT_NO_FATAL_FAILURE(StartRunner(std::move(owned)));
 
-  auto stub = DialPlugin(root);
   v1beta1::PreStartContainerRequest request;
   request.add_devices_ids("gpu0");
   request.add_devices_ids("gpu2");
   v1beta1::PreStartContainerResponse response;
-  grpc::ClientContext context;
-  context.set_deadline(Deadline());
-  grpc::Status status = stub->PreStartContainer(&context, request, &response);
+  CallContext context;
+  grpc::Status status = Plugin().PreStartContainer(&context, request, &response);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_THAT(plugin->prestarted(), ElementsAre("gpu0", "gpu2"));
 }

@@ -55,7 +55,7 @@ struct PreferredRecorder {
     std::vector<std::string> must_include;
     int size = 0;
   };
-  std::vector<Call> calls;
+  std::vector<Call> calls = {};
   std::vector<std::string> answer;
 
   PreferredAllocationFn Fn() {
@@ -72,75 +72,79 @@ std::set<std::string> AsSet(const std::vector<std::string>& ids) {
   return std::set<std::string>(ids.begin(), ids.end());
 }
 
+// What DevicesToAllocate picks for `request` when the plugin cannot be asked.
+absl::StatusOr<std::vector<std::string>> Pick(const AllocationRequest& request) {
+  return DevicesToAllocate(request, nullptr);
+}
+
+// A GetPreferredAllocation that always fails with `error`.
+PreferredAllocationFn FailWith(absl::Status error) {
+  return [error](const std::vector<std::string>&, const std::vector<std::string>&,
+                 int) -> absl::StatusOr<std::vector<std::string>> { return error; };
+}
+
+// Matches an OK absl::StatusOr whose value matches `inner`.
+MATCHER_P(IsOkAndHolds, inner, "is OK and its value matches") {
+  if (!arg.ok()) {
+    *result_listener << "whose status is " << arg.status();
+    return false;
+  }
+  return ::testing::ExplainMatchResult(inner, *arg, result_listener);
+}
+
+constexpr char kUnregistered[] = "cannot allocate unregistered device domain1.com/resource1";
+constexpr char kNoHealthy[] =
+    "no healthy devices present; cannot allocate unhealthy devices domain1.com/resource1";
+constexpr char kPreviousUnhealthy[] =
+    "previously allocated devices are no longer healthy; cannot allocate unhealthy devices "
+    "domain1.com/resource1";
+
 // --- Errors, in the kubelet's order (reference §2.E item 29 a–f) ---
 
 TEST(DevicesToAllocate, ChangedRequestFailsWithKubeletText) {
   AllocationRequest request = MakeRequest(3, {{"dev1"}, {"dev2"}, {"dev3"}});
   request.existing = std::set<std::string>{"dev1", "dev2"};
-  absl::StatusOr<std::vector<std::string>> result = DevicesToAllocate(request, nullptr);
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(result.status().message(),
-            "pod \"pod-uid\" container \"ctr\" changed request for resource "
-            "\"domain1.com/resource1\" from 2 to 3");
+  EXPECT_EQ(Pick(request).status(),
+            absl::FailedPreconditionError(
+                "pod \"pod-uid\" container \"ctr\" changed request for resource "
+                "\"domain1.com/resource1\" from 2 to 3"));
 }
 
 TEST(DevicesToAllocate, ChangedRequestIsCheckedBeforeRegistration) {
   AllocationRequest request = MakeRequest(1, {});
   request.devices = std::nullopt;
   request.existing = std::set<std::string>{"dev1", "dev2"};
-  absl::StatusOr<std::vector<std::string>> result = DevicesToAllocate(request, nullptr);
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().message(),
-            "pod \"pod-uid\" container \"ctr\" changed request for resource "
-            "\"domain1.com/resource1\" from 2 to 1");
+  EXPECT_EQ(Pick(request).status(),
+            absl::FailedPreconditionError(
+                "pod \"pod-uid\" container \"ctr\" changed request for resource "
+                "\"domain1.com/resource1\" from 2 to 1"));
 }
 
 TEST(DevicesToAllocate, UnregisteredResourceFails) {
   AllocationRequest request = MakeRequest(1, {});
   request.devices = std::nullopt;
-  absl::StatusOr<std::vector<std::string>> result = DevicesToAllocate(request, nullptr);
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(result.status().message(), "cannot allocate unregistered device domain1.com/resource1");
+  EXPECT_EQ(Pick(request).status(), absl::FailedPreconditionError(kUnregistered));
 }
 
 TEST(DevicesToAllocate, NoHealthyDevicesFails) {
   AllocationRequest request = MakeRequest(1, {{"dev1", false}, {"dev2", false}});
-  absl::StatusOr<std::vector<std::string>> result = DevicesToAllocate(request, nullptr);
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(result.status().message(),
-            "no healthy devices present; cannot allocate unhealthy devices domain1.com/resource1");
+  EXPECT_EQ(Pick(request).status(), absl::FailedPreconditionError(kNoHealthy));
 }
 
 TEST(DevicesToAllocate, RegisteredButEmptyResourceHasNoHealthyDevices) {
-  AllocationRequest request = MakeRequest(1, {});
-  absl::StatusOr<std::vector<std::string>> result = DevicesToAllocate(request, nullptr);
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().message(),
-            "no healthy devices present; cannot allocate unhealthy devices domain1.com/resource1");
+  EXPECT_EQ(Pick(MakeRequest(1, {})).status(), absl::FailedPreconditionError(kNoHealthy));
 }
 
 TEST(DevicesToAllocate, PreviouslyAllocatedUnhealthyFails) {
   AllocationRequest request = MakeRequest(2, {{"dev1"}, {"dev2", false}, {"dev3"}});
   request.existing = std::set<std::string>{"dev1", "dev2"};
-  absl::StatusOr<std::vector<std::string>> result = DevicesToAllocate(request, nullptr);
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(result.status().message(),
-            "previously allocated devices are no longer healthy; cannot allocate unhealthy "
-            "devices domain1.com/resource1");
+  EXPECT_EQ(Pick(request).status(), absl::FailedPreconditionError(kPreviousUnhealthy));
 }
 
 TEST(DevicesToAllocate, PreviouslyAllocatedDeviceThatVanishedFails) {
   AllocationRequest request = MakeRequest(1, {{"dev2"}});
   request.existing = std::set<std::string>{"dev1"};
-  absl::StatusOr<std::vector<std::string>> result = DevicesToAllocate(request, nullptr);
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().message(),
-            "previously allocated devices are no longer healthy; cannot allocate unhealthy "
-            "devices domain1.com/resource1");
+  EXPECT_EQ(Pick(request).status(), absl::FailedPreconditionError(kPreviousUnhealthy));
 }
 
 // kubernetes #109595: a restarted container with all its devices still needs the resource to be
@@ -149,28 +153,19 @@ TEST(DevicesToAllocate, NothingNeededStillRequiresRegisteredResource) {
   AllocationRequest request = MakeRequest(1, {});
   request.devices = std::nullopt;
   request.existing = std::set<std::string>{"dev1"};
-  absl::StatusOr<std::vector<std::string>> result = DevicesToAllocate(request, nullptr);
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().message(), "cannot allocate unregistered device domain1.com/resource1");
+  EXPECT_EQ(Pick(request).status(), absl::FailedPreconditionError(kUnregistered));
 }
 
 TEST(DevicesToAllocate, NothingNeededStillRequiresHealthyDevices) {
   AllocationRequest request = MakeRequest(1, {{"dev1", false}});
   request.existing = std::set<std::string>{"dev1"};
-  absl::StatusOr<std::vector<std::string>> result = DevicesToAllocate(request, nullptr);
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().message(),
-            "no healthy devices present; cannot allocate unhealthy devices domain1.com/resource1");
+  EXPECT_EQ(Pick(request).status(), absl::FailedPreconditionError(kNoHealthy));
 }
 
 TEST(DevicesToAllocate, NothingNeededStillRequiresHealthyPreviousDevices) {
   AllocationRequest request = MakeRequest(1, {{"dev1", false}, {"dev2"}});
   request.existing = std::set<std::string>{"dev1"};
-  absl::StatusOr<std::vector<std::string>> result = DevicesToAllocate(request, nullptr);
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().message(),
-            "previously allocated devices are no longer healthy; cannot allocate unhealthy "
-            "devices domain1.com/resource1");
+  EXPECT_EQ(Pick(request).status(), absl::FailedPreconditionError(kPreviousUnhealthy));
 }
 
 TEST(DevicesToAllocate, RestartWithHealthyDevicesIsNothingToDo) {
@@ -178,17 +173,12 @@ TEST(DevicesToAllocate, RestartWithHealthyDevicesIsNothingToDo) {
   request.existing = std::set<std::string>{"dev1", "dev2"};
   request.in_use = {"dev1", "dev2"};
   PreferredRecorder recorder;
-  absl::StatusOr<std::vector<std::string>> result = DevicesToAllocate(request, recorder.Fn());
-  ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_THAT(*result, IsEmpty());
+  EXPECT_THAT(DevicesToAllocate(request, recorder.Fn()), IsOkAndHolds(IsEmpty()));
   EXPECT_THAT(recorder.calls, IsEmpty());
 }
 
 TEST(DevicesToAllocate, ZeroRequiredWithHealthyDevicesIsNothingToDo) {
-  AllocationRequest request = MakeRequest(0, {{"dev1"}});
-  absl::StatusOr<std::vector<std::string>> result = DevicesToAllocate(request, nullptr);
-  ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_THAT(*result, IsEmpty());
+  EXPECT_THAT(Pick(MakeRequest(0, {{"dev1"}})), IsOkAndHolds(IsEmpty()));
 }
 
 // --- Picking (g–l) ---
@@ -197,11 +187,8 @@ TEST(DevicesToAllocate, TakesReusableDevicesFirst) {
   AllocationRequest request = MakeRequest(2, {{"dev1"}, {"dev2"}, {"dev3"}, {"dev4"}});
   request.reusable = {"dev4", "dev3"};
   request.in_use = {"dev3", "dev4"};
-  PreferredRecorder recorder;
-  recorder.answer = {"dev1", "dev2"};
-  absl::StatusOr<std::vector<std::string>> result = DevicesToAllocate(request, recorder.Fn());
-  ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_THAT(*result, ElementsAre("dev3", "dev4"));
+  PreferredRecorder recorder{.answer = {"dev1", "dev2"}};
+  EXPECT_THAT(DevicesToAllocate(request, recorder.Fn()), IsOkAndHolds(ElementsAre("dev3", "dev4")));
   EXPECT_THAT(recorder.calls, IsEmpty());  // Satisfied before the plugin is asked.
 }
 
@@ -209,57 +196,46 @@ TEST(DevicesToAllocate, ReusableThenFreeDevices) {
   AllocationRequest request = MakeRequest(3, {{"dev1"}, {"dev2"}, {"dev3"}, {"dev4"}});
   request.reusable = {"dev4"};
   request.in_use = {"dev1", "dev4"};
-  absl::StatusOr<std::vector<std::string>> result = DevicesToAllocate(request, nullptr);
-  ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_THAT(*result, ElementsAre("dev4", "dev2", "dev3"));
+  EXPECT_THAT(Pick(request), IsOkAndHolds(ElementsAre("dev4", "dev2", "dev3")));
 }
 
 TEST(DevicesToAllocate, UnavailableReportsRemainingNeed) {
   AllocationRequest request = MakeRequest(3, {{"dev1"}, {"dev2"}, {"dev3"}});
   request.reusable = {"dev1"};
   request.in_use = {"dev1", "dev2"};
-  absl::StatusOr<std::vector<std::string>> result = DevicesToAllocate(request, nullptr);
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().code(), absl::StatusCode::kResourceExhausted);
   // Requested is what is still needed after the reusable device, as in the kubelet.
-  EXPECT_EQ(result.status().message(),
-            "requested number of devices unavailable for domain1.com/resource1. Requested: 2, "
-            "Available: 1");
+  EXPECT_EQ(Pick(request).status(),
+            absl::ResourceExhaustedError("requested number of devices unavailable for "
+                                         "domain1.com/resource1. Requested: 2, Available: 1"));
 }
 
 TEST(DevicesToAllocate, UnavailableWhenAllInUse) {
   // TestPodContainerDeviceAllocation's second pod.
   AllocationRequest request = MakeRequest(1, {{"dev1"}, {"dev2"}});
   request.in_use = {"dev1", "dev2"};
-  absl::StatusOr<std::vector<std::string>> result = DevicesToAllocate(request, nullptr);
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().message(),
-            "requested number of devices unavailable for domain1.com/resource1. Requested: 1, "
-            "Available: 0");
+  EXPECT_EQ(Pick(request).status(),
+            absl::ResourceExhaustedError("requested number of devices unavailable for "
+                                         "domain1.com/resource1. Requested: 1, Available: 0"));
 }
 
 TEST(DevicesToAllocate, UnhealthyDevicesAreNotAvailable) {
   AllocationRequest request = MakeRequest(2, {{"dev1"}, {"dev2", false}, {"dev3", false}});
-  absl::StatusOr<std::vector<std::string>> result = DevicesToAllocate(request, nullptr);
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().message(),
-            "requested number of devices unavailable for domain1.com/resource1. Requested: 2, "
-            "Available: 1");
+  EXPECT_EQ(Pick(request).status(),
+            absl::ResourceExhaustedError("requested number of devices unavailable for "
+                                         "domain1.com/resource1. Requested: 2, Available: 1"));
 }
 
 TEST(DevicesToAllocate, FillsInNaturalOrderWithoutPlugin) {
   AllocationRequest request =
       MakeRequest(3, {{"gpu10"}, {"gpu2"}, {"gpu1"}, {"gpu11"}, {"gpu3", false}});
   request.in_use = {"gpu1"};
-  absl::StatusOr<std::vector<std::string>> result = DevicesToAllocate(request, nullptr);
-  ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_THAT(*result, ElementsAre("gpu2", "gpu10", "gpu11"));
+  EXPECT_THAT(Pick(request), IsOkAndHolds(ElementsAre("gpu2", "gpu10", "gpu11")));
 }
 
 TEST(DevicesToAllocate, FillOrderIsDeterministic) {
   AllocationRequest request = MakeRequest(2, {{"b9"}, {"a10"}, {"a9"}, {"b10"}});
-  absl::StatusOr<std::vector<std::string>> first = DevicesToAllocate(request, nullptr);
-  absl::StatusOr<std::vector<std::string>> second = DevicesToAllocate(request, nullptr);
+  absl::StatusOr<std::vector<std::string>> first = Pick(request);
+  absl::StatusOr<std::vector<std::string>> second = Pick(request);
   ASSERT_TRUE(first.ok()) << first.status();
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_THAT(*first, ElementsAre("a9", "a10"));
@@ -268,8 +244,7 @@ TEST(DevicesToAllocate, FillOrderIsDeterministic) {
 
 TEST(DevicesToAllocate, HonoursPreferredAnswer) {
   AllocationRequest request = MakeRequest(2, {{"dev1"}, {"dev2"}, {"dev3"}, {"dev4"}});
-  PreferredRecorder recorder;
-  recorder.answer = {"dev4", "dev2"};
+  PreferredRecorder recorder{.answer = {"dev4", "dev2"}};
   absl::StatusOr<std::vector<std::string>> result = DevicesToAllocate(request, recorder.Fn());
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_THAT(AsSet(*result), ::testing::UnorderedElementsAre("dev2", "dev4"));
@@ -279,55 +254,35 @@ TEST(DevicesToAllocate, HonoursPreferredAnswer) {
 TEST(DevicesToAllocate, IgnoresBogusAndInUsePreferredIds) {
   AllocationRequest request = MakeRequest(2, {{"dev1"}, {"dev2"}, {"dev3"}, {"dev4"}});
   request.in_use = {"dev1"};
-  PreferredRecorder recorder;
   // "bogus" was never offered, dev1 is held by another container: both are ignored.
-  recorder.answer = {"bogus", "dev1", "dev3"};
-  absl::StatusOr<std::vector<std::string>> result = DevicesToAllocate(request, recorder.Fn());
-  ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_THAT(*result, ElementsAre("dev3", "dev2"));
+  PreferredRecorder recorder{.answer = {"bogus", "dev1", "dev3"}};
+  EXPECT_THAT(DevicesToAllocate(request, recorder.Fn()), IsOkAndHolds(ElementsAre("dev3", "dev2")));
 }
 
 TEST(DevicesToAllocate, TooLargePreferredAnswerIsTruncated) {
   AllocationRequest request = MakeRequest(1, {{"dev1"}, {"dev2"}, {"dev3"}});
-  PreferredRecorder recorder;
-  recorder.answer = {"dev3", "dev2", "dev1"};
-  absl::StatusOr<std::vector<std::string>> result = DevicesToAllocate(request, recorder.Fn());
-  ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_THAT(*result, ElementsAre("dev3"));
+  PreferredRecorder recorder{.answer = {"dev3", "dev2", "dev1"}};
+  EXPECT_THAT(DevicesToAllocate(request, recorder.Fn()), IsOkAndHolds(ElementsAre("dev3")));
 }
 
 TEST(DevicesToAllocate, PreferredAnswerWithDuplicatesCountsOnce) {
   AllocationRequest request = MakeRequest(2, {{"dev1"}, {"dev2"}, {"dev3"}});
-  PreferredRecorder recorder;
-  recorder.answer = {"dev3", "dev3"};
-  absl::StatusOr<std::vector<std::string>> result = DevicesToAllocate(request, recorder.Fn());
-  ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_THAT(*result, ElementsAre("dev3", "dev1"));
+  PreferredRecorder recorder{.answer = {"dev3", "dev3"}};
+  EXPECT_THAT(DevicesToAllocate(request, recorder.Fn()), IsOkAndHolds(ElementsAre("dev3", "dev1")));
 }
 
 TEST(DevicesToAllocate, PreferredErrorIsReturned) {
   AllocationRequest request = MakeRequest(1, {{"dev1"}, {"dev2"}});
-  PreferredAllocationFn failing = [](const std::vector<std::string>&,
-                                     const std::vector<std::string>&,
-                                     int) -> absl::StatusOr<std::vector<std::string>> {
-    return absl::UnavailableError("plugin went away");
-  };
-  absl::StatusOr<std::vector<std::string>> result = DevicesToAllocate(request, failing);
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable);
-  EXPECT_EQ(result.status().message(), "plugin went away");
+  EXPECT_EQ(
+      DevicesToAllocate(request, FailWith(absl::UnavailableError("plugin went away"))).status(),
+      absl::UnavailableError("plugin went away"));
 }
 
 TEST(DevicesToAllocate, PreferredErrorIsReturnedOnAlignedPath) {
   AllocationRequest request = MakeRequest(1, {{"dev1", true, {0}}, {"dev2", true, {0}}});
   request.numa_affinity = std::set<int64_t>{0};
-  PreferredAllocationFn failing = [](const std::vector<std::string>&,
-                                     const std::vector<std::string>&,
-                                     int) -> absl::StatusOr<std::vector<std::string>> {
-    return absl::DeadlineExceededError("slow plugin");
-  };
-  absl::StatusOr<std::vector<std::string>> result = DevicesToAllocate(request, failing);
-  ASSERT_FALSE(result.ok());
+  absl::StatusOr<std::vector<std::string>> result =
+      DevicesToAllocate(request, FailWith(absl::DeadlineExceededError("slow plugin")));
   EXPECT_EQ(result.status().code(), absl::StatusCode::kDeadlineExceeded);
 }
 
@@ -340,9 +295,7 @@ TEST(DevicesToAllocate, PrefersAlignedDevices) {
                                               {"dev4", true, {1}},
                                               {"dev5", true, {1}}});
   request.numa_affinity = std::set<int64_t>{1};
-  absl::StatusOr<std::vector<std::string>> result = DevicesToAllocate(request, nullptr);
-  ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_THAT(*result, ElementsAre("dev3", "dev4"));
+  EXPECT_THAT(Pick(request), IsOkAndHolds(ElementsAre("dev3", "dev4")));
 }
 
 TEST(DevicesToAllocate, TakesAllAlignedThenUnalignedThenNoTopology) {
@@ -353,31 +306,27 @@ TEST(DevicesToAllocate, TakesAllAlignedThenUnalignedThenNoTopology) {
                                               {"dev4", true, {1}}});
   request.numa_affinity = std::set<int64_t>{0};
   request.in_use = {"dev4"};
-  absl::StatusOr<std::vector<std::string>> result = DevicesToAllocate(request, nullptr);
-  ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_THAT(*result, ElementsAre("dev1", "dev2", "dev3", "dev0"));
+  EXPECT_THAT(Pick(request), IsOkAndHolds(ElementsAre("dev1", "dev2", "dev3", "dev0")));
+}
+
+// Two devices on node 0 and one on node 1, with affinity for node 0.
+AllocationRequest AlignedRequest(int64_t required) {
+  AllocationRequest request =
+      MakeRequest(required, {{"dev1", true, {0}}, {"dev2", true, {0}}, {"dev3", true, {1}}});
+  request.numa_affinity = std::set<int64_t>{0};
+  return request;
 }
 
 TEST(DevicesToAllocate, AlignedPreferredAnswerAccepted) {
-  AllocationRequest request =
-      MakeRequest(1, {{"dev1", true, {0}}, {"dev2", true, {0}}, {"dev3", true, {1}}});
-  request.numa_affinity = std::set<int64_t>{0};
-  PreferredRecorder recorder;
-  recorder.answer = {"dev2"};
-  absl::StatusOr<std::vector<std::string>> result = DevicesToAllocate(request, recorder.Fn());
-  ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_THAT(*result, ElementsAre("dev2"));
+  PreferredRecorder recorder{.answer = {"dev2"}};
+  EXPECT_THAT(DevicesToAllocate(AlignedRequest(1), recorder.Fn()),
+              IsOkAndHolds(ElementsAre("dev2")));
 }
 
 TEST(DevicesToAllocate, UnalignedPreferredIdsIgnoredWhenAlignedSuffice) {
-  AllocationRequest request =
-      MakeRequest(1, {{"dev1", true, {0}}, {"dev2", true, {0}}, {"dev3", true, {1}}});
-  request.numa_affinity = std::set<int64_t>{0};
-  PreferredRecorder recorder;
-  recorder.answer = {"dev3"};
-  absl::StatusOr<std::vector<std::string>> result = DevicesToAllocate(request, recorder.Fn());
-  ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_THAT(*result, ElementsAre("dev1"));
+  PreferredRecorder recorder{.answer = {"dev3"}};
+  EXPECT_THAT(DevicesToAllocate(AlignedRequest(1), recorder.Fn()),
+              IsOkAndHolds(ElementsAre("dev1")));
   ASSERT_EQ(recorder.calls.size(), 1u);
   EXPECT_THAT(recorder.calls[0].available, ElementsAre("dev1", "dev2"));  // Only aligned offered.
 }
@@ -385,14 +334,9 @@ TEST(DevicesToAllocate, UnalignedPreferredIdsIgnoredWhenAlignedSuffice) {
 TEST(DevicesToAllocate, ExactlyAlignedCountSkipsAlignedPluginCall) {
   // needed == |aligned| is not "strictly less": all aligned devices are taken and the plugin is
   // not consulted since nothing remains.
-  AllocationRequest request =
-      MakeRequest(2, {{"dev1", true, {0}}, {"dev2", true, {0}}, {"dev3", true, {1}}});
-  request.numa_affinity = std::set<int64_t>{0};
-  PreferredRecorder recorder;
-  recorder.answer = {"dev3"};
-  absl::StatusOr<std::vector<std::string>> result = DevicesToAllocate(request, recorder.Fn());
-  ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_THAT(*result, ElementsAre("dev1", "dev2"));
+  PreferredRecorder recorder{.answer = {"dev3"}};
+  EXPECT_THAT(DevicesToAllocate(AlignedRequest(2), recorder.Fn()),
+              IsOkAndHolds(ElementsAre("dev1", "dev2")));
   EXPECT_THAT(recorder.calls, IsEmpty());
 }
 
@@ -405,11 +349,9 @@ TEST(DevicesToAllocate, MultiSocketAffinityPreferredAccepted) {
                                               {"dev5", true, {3}},
                                               {"dev6", true, {3}}});
   request.numa_affinity = std::set<int64_t>{1, 3};
-  PreferredRecorder recorder;
-  recorder.answer = {"dev2", "dev1", "dev6", "dev5"};
-  absl::StatusOr<std::vector<std::string>> result = DevicesToAllocate(request, recorder.Fn());
-  ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_THAT(*result, ElementsAre("dev2", "dev1", "dev6", "dev5"));
+  PreferredRecorder recorder{.answer = {"dev2", "dev1", "dev6", "dev5"}};
+  EXPECT_THAT(DevicesToAllocate(request, recorder.Fn()),
+              IsOkAndHolds(ElementsAre("dev2", "dev1", "dev6", "dev5")));
 }
 
 // --- GetPreferredAllocation parameters (TestGetPreferredAllocationParameters, §4.4 item 36) ---
@@ -553,67 +495,57 @@ ResourceDevices FilterDevices() {
       {{"dev1", true, {1}}, {"dev2", true, {1, 2}}, {"dev3", true, {2}}, {"dev4", true, {2}}});
 }
 
+// A split as {aligned, unaligned, no_affinity}, each in DeviceSet order.
+using Groups = std::vector<std::vector<std::string>>;
+
+Groups Split(const ResourceDevices& devices, const DeviceSet& available,
+             const std::optional<std::set<int64_t>>& numa_affinity) {
+  AffinitySplit split = FilterByAffinity(devices, available, numa_affinity);
+  return {{split.aligned.begin(), split.aligned.end()},
+          {split.unaligned.begin(), split.unaligned.end()},
+          {split.no_affinity.begin(), split.no_affinity.end()}};
+}
+
 TEST(FilterByAffinity, SplitsTwoDevicesByHint) {
-  AffinitySplit split =
-      FilterByAffinity(FilterDevices(), DeviceSet{"dev1", "dev2"}, std::set<int64_t>{2});
-  EXPECT_THAT(split.aligned, ElementsAre("dev2"));
-  EXPECT_THAT(split.unaligned, ElementsAre("dev1"));
-  EXPECT_THAT(split.no_affinity, IsEmpty());
+  EXPECT_EQ(Split(FilterDevices(), {"dev1", "dev2"}, std::set<int64_t>{2}),
+            (Groups{{"dev2"}, {"dev1"}, {}}));
 }
 
 TEST(FilterByAffinity, SplitsFourDevicesByHint) {
-  AffinitySplit split = FilterByAffinity(FilterDevices(), DeviceSet{"dev1", "dev2", "dev3", "dev4"},
-                                         std::set<int64_t>{2});
-  EXPECT_THAT(split.aligned, ElementsAre("dev2", "dev3", "dev4"));
-  EXPECT_THAT(split.unaligned, ElementsAre("dev1"));
-  EXPECT_THAT(split.no_affinity, IsEmpty());
+  EXPECT_EQ(Split(FilterDevices(), {"dev1", "dev2", "dev3", "dev4"}, std::set<int64_t>{2}),
+            (Groups{{"dev2", "dev3", "dev4"}, {"dev1"}, {}}));
 }
 
 TEST(FilterByAffinity, DeviceOnHintedAndOtherNodeIsAligned) {
-  AffinitySplit split =
-      FilterByAffinity(FilterDevices(), DeviceSet{"dev2", "dev3"}, std::set<int64_t>{1});
-  EXPECT_THAT(split.aligned, ElementsAre("dev2"));
-  EXPECT_THAT(split.unaligned, ElementsAre("dev3"));
+  EXPECT_EQ(Split(FilterDevices(), {"dev2", "dev3"}, std::set<int64_t>{1}),
+            (Groups{{"dev2"}, {"dev3"}, {}}));
 }
 
 TEST(FilterByAffinity, NoAffinityReturnsEverythingAsNoAffinity) {
-  AffinitySplit split = FilterByAffinity(FilterDevices(), DeviceSet{"dev1", "dev3"}, std::nullopt);
-  EXPECT_THAT(split.aligned, IsEmpty());
-  EXPECT_THAT(split.unaligned, IsEmpty());
-  EXPECT_THAT(split.no_affinity, ElementsAre("dev1", "dev3"));
+  EXPECT_EQ(Split(FilterDevices(), {"dev1", "dev3"}, std::nullopt),
+            (Groups{{}, {}, {"dev1", "dev3"}}));
 }
 
 TEST(FilterByAffinity, ResourceWithoutTopologyReturnsEverythingAsNoAffinity) {
-  ResourceDevices devices = MakeDevices({{"dev1"}, {"dev2"}});
-  AffinitySplit split = FilterByAffinity(devices, DeviceSet{"dev1", "dev2"}, std::set<int64_t>{0});
-  EXPECT_THAT(split.aligned, IsEmpty());
-  EXPECT_THAT(split.unaligned, IsEmpty());
-  EXPECT_THAT(split.no_affinity, ElementsAre("dev1", "dev2"));
+  EXPECT_EQ(Split(MakeDevices({{"dev1"}, {"dev2"}}), {"dev1", "dev2"}, std::set<int64_t>{0}),
+            (Groups{{}, {}, {"dev1", "dev2"}}));
 }
 
 TEST(FilterByAffinity, TopologyOfUnavailableDeviceStillEnablesAlignment) {
   // deviceHasTopologyAlignment looks at every device of the resource, not only available ones.
   ResourceDevices devices = MakeDevices({{"dev1", false, {0}}, {"dev2"}, {"dev3"}});
-  AffinitySplit split = FilterByAffinity(devices, DeviceSet{"dev2", "dev3"}, std::set<int64_t>{0});
-  EXPECT_THAT(split.aligned, IsEmpty());
-  EXPECT_THAT(split.unaligned, IsEmpty());
-  EXPECT_THAT(split.no_affinity, ElementsAre("dev2", "dev3"));
+  EXPECT_EQ(Split(devices, {"dev2", "dev3"}, std::set<int64_t>{0}),
+            (Groups{{}, {}, {"dev2", "dev3"}}));
 }
 
 TEST(FilterByAffinity, DevicesWithoutTopologyGoToNoAffinity) {
   ResourceDevices devices = MakeDevices({{"dev1", true, {0}}, {"dev2", true, {1}}, {"dev3"}});
-  AffinitySplit split =
-      FilterByAffinity(devices, DeviceSet{"dev1", "dev2", "dev3", "unknown"}, std::set<int64_t>{0});
-  EXPECT_THAT(split.aligned, ElementsAre("dev1"));
-  EXPECT_THAT(split.unaligned, ElementsAre("dev2"));
-  EXPECT_THAT(split.no_affinity, ElementsAre("dev3", "unknown"));
+  EXPECT_EQ(Split(devices, {"dev1", "dev2", "dev3", "unknown"}, std::set<int64_t>{0}),
+            (Groups{{"dev1"}, {"dev2"}, {"dev3", "unknown"}}));
 }
 
 TEST(FilterByAffinity, OnlyAvailableDevicesAreReturned) {
-  AffinitySplit split = FilterByAffinity(FilterDevices(), DeviceSet{"dev3"}, std::set<int64_t>{1});
-  EXPECT_THAT(split.aligned, IsEmpty());
-  EXPECT_THAT(split.unaligned, ElementsAre("dev3"));
-  EXPECT_THAT(split.no_affinity, IsEmpty());
+  EXPECT_EQ(Split(FilterDevices(), {"dev3"}, std::set<int64_t>{1}), (Groups{{}, {"dev3"}, {}}));
 }
 
 // --- NaturalLess ---
