@@ -111,6 +111,25 @@ TEST_F(RegistrationE2E, PreStartContainerGetsTheAllocatedDevicesWhenRequired) {
   EXPECT_EQ(result.json["containers"][0]["envs"]["STUB_DEVICES"], "s0,s1");
 }
 
+TEST_F(RegistrationE2E, AFailedPreStartRejectsThePodAndFreesItsDevices) {
+  v1beta1::DevicePluginOptions options;
+  options.set_pre_start_required(true);
+  auto plugin = Serve("prestart.sock", options);
+  plugin->SetDevices({MakeDevice("s0")});
+  plugin->FailPreStart(grpc::Status(grpc::StatusCode::INTERNAL, "device reset failed"));
+  ASSERT_TRUE(
+      StubPlugin::Register(KubeletSocket(), "v1beta1", "prestart.sock", "example.com/ps").ok());
+  ASSERT_TRUE(WaitForAllocatable("example.com/ps", 1));
+  KdpctlResult result = Apply(GpuPod("ps", 1, "example.com/ps"));
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.json["reason"], "CreateContainerConfigError");
+  EXPECT_EQ(result.json["message"],
+            "device plugin PreStartContainer rpc failed with err: device reset failed");
+  EXPECT_EQ(Resource("example.com/ps")["allocated"], 0);
+  plugin->FailPreStart(grpc::Status::OK);
+  EXPECT_EQ(Apply(GpuPod("ps", 1, "example.com/ps")).exit_code, 0) << "the device was freed";
+}
+
 TEST_F(RegistrationE2E, ANewerInstanceReplacesTheOldAndSurvivesItsExit) {
   auto old_instance = Serve("old.sock");
   old_instance->SetDevices({MakeDevice("o0"), MakeDevice("o1")});

@@ -139,7 +139,12 @@ grpc::Status StubPlugin::PreStartContainer(grpc::ServerContext*,
                                            v1beta1::PreStartContainerResponse*) {
   absl::MutexLock lock(&mu_);
   pre_start_calls_.emplace_back(request->devices_ids().begin(), request->devices_ids().end());
-  return grpc::Status::OK;
+  return pre_start_status_;
+}
+
+void StubPlugin::FailPreStart(grpc::Status status) {
+  absl::MutexLock lock(&mu_);
+  pre_start_status_ = std::move(status);
 }
 
 std::vector<std::vector<std::string>> StubPlugin::pre_start_calls() const {

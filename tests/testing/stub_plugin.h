@@ -45,6 +45,8 @@ class StubPlugin final : public v1beta1::DevicePlugin::Service {
   // The Allocate answer's env gets STUB_DEVICES=<ids joined by ','>.
   int allocate_calls() const { return allocate_calls_.load(); }
   int preferred_calls() const { return preferred_calls_.load(); }
+  // Makes every later PreStartContainer call fail with `status`.
+  void FailPreStart(grpc::Status status) ABSL_LOCKS_EXCLUDED(mu_);
   // Device IDs of every PreStartContainer call so far.
   std::vector<std::vector<std::string>> pre_start_calls() const ABSL_LOCKS_EXCLUDED(mu_);
   int messages_sent() const ABSL_LOCKS_EXCLUDED(mu_);
@@ -73,6 +75,7 @@ class StubPlugin final : public v1beta1::DevicePlugin::Service {
   int generation_ ABSL_GUARDED_BY(mu_) = 0;
   int messages_sent_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<std::vector<std::string>> pre_start_calls_ ABSL_GUARDED_BY(mu_);
+  grpc::Status pre_start_status_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
 };
 
