@@ -169,13 +169,18 @@ TEST_F(GpuPluginE2E, ManagerRestartMakesThePluginRegisterAgainByItself) {
   EXPECT_TRUE(WaitForAllocatable(kGpu, 8, 8)) << plugin_->Output();
 }
 
-TEST_F(GpuPluginE2E, KilledPluginLeavesItsDevicesUnhealthy) {
+TEST_F(GpuPluginE2E, KilledPluginLeavesItsDevicesUnhealthyUntilARestartedOneRegisters) {
   ASSERT_TRUE(plugin_->Signal(SIGKILL).ok());
   ASSERT_TRUE(plugin_->Wait(absl::Seconds(10)).ok());
   EXPECT_TRUE(WaitForAllocatable(kGpu, 0, 8));
   nlohmann::json r = Resource(kGpu);
   EXPECT_FALSE(r["connected"]);
   for (const auto& d : r["devices"]) EXPECT_EQ(d["health"], "Unhealthy");
+
+  // A new plugin process (its predecessor's socket file is still there) takes over.
+  StartGpuPlugin();
+  EXPECT_TRUE(WaitForAllocatable(kGpu, 8, 8)) << plugin_->Output();
+  EXPECT_TRUE(Resource(kGpu)["connected"]);
 }
 
 TEST_F(GpuPluginE2E, PluginExitsCleanlyOnSigtermAndRemovesItsSocket) {
