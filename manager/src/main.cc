@@ -111,10 +111,12 @@ int main(int argc, char** argv) {
   int received = 0;
   sigwait(&signals, &received);
   KDP_LOG_INFO("Signal received; shutting down", "signal", strsignal(received));
+  // Plugins first: stopping the endpoints cancels their calls in flight, so an admission waiting
+  // on a hung plugin ends now instead of holding the admin server's shutdown for its deadline.
+  devices.Stop();
   auto deadline = std::chrono::system_clock::now() + std::chrono::seconds(2);
   admin_server->Shutdown(deadline);
   podresources_server->Shutdown(deadline);
-  devices.Stop();
   (void)kdp::RemoveSocketIfPresent(admin_socket);
   (void)kdp::RemoveSocketIfPresent(podresources_socket);
   KDP_LOG_INFO("kdp-manager stopped");

@@ -51,13 +51,20 @@ Endpoint::Endpoint(std::string resource_name, std::string socket_path, EndpointO
 Endpoint::~Endpoint() { Stop(); }
 
 void Endpoint::Run(SnapshotCallback on_snapshot, EndedCallback on_ended) {
+  absl::MutexLock lock(&mu_);
+  // A registration racing a newer one may find its endpoint already replaced and stopped.
+  if (stopped_ || stream_thread_.joinable()) return;
   stream_thread_ =
       std::thread([this, on_snapshot = std::move(on_snapshot), on_ended = std::move(on_ended)] {
         auto reader = stub_->ListAndWatch(&stream_context_, v1beta1::Empty());
         v1beta1::ListAndWatchResponse response;
         while (reader->Read(&response)) on_snapshot(response);
         grpc::Status status = reader->Finish();
-        if (stopped()) return;
+        {
+          absl::MutexLock lock(&mu_);
+          stream_ended_ = true;
+          if (stopped_) return;
+        }
         KDP_LOG_WARNING("ListAndWatch ended", "resourceName", resource_name_, "endpoint",
                         socket_path_, "err", status.error_message());
         on_ended(FromGrpcStatus(status));
@@ -65,36 +72,60 @@ void Endpoint::Run(SnapshotCallback on_snapshot, EndedCallback on_ended) {
 }
 
 void Endpoint::Stop() {
+  std::thread thread;
   {
     absl::MutexLock lock(&mu_);
-    if (stopped_) return;
     stopped_ = true;
+    thread = std::move(stream_thread_);
+    for (grpc::ClientContext* call : calls_) call->TryCancel();
   }
   stream_context_.TryCancel();
-  if (stream_thread_.joinable()) stream_thread_.join();
+  absl::MutexLock join(&join_mu_);
+  if (thread.joinable()) thread.join();
 }
 
 bool Endpoint::stopped() const {
   absl::MutexLock lock(&mu_);
-  return stopped_;
+  return stopped_ || stream_ended_;
 }
 
-absl::Status Endpoint::CheckRunning() const {
-  if (stopped()) return absl::UnavailableError(errors::EndpointStopped(socket_path_));
+class Endpoint::CallGuard {
+ public:
+  CallGuard(Endpoint* endpoint, grpc::ClientContext* context)
+      : endpoint_(endpoint), context_(context) {}
+  ~CallGuard() { endpoint_->EndCall(context_); }
+  CallGuard(const CallGuard&) = delete;
+  CallGuard& operator=(const CallGuard&) = delete;
+
+ private:
+  Endpoint* const endpoint_;
+  grpc::ClientContext* const context_;
+};
+
+absl::Status Endpoint::BeginCall(grpc::ClientContext* context, absl::Duration timeout) {
+  context->set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(timeout));
+  absl::MutexLock lock(&mu_);
+  if (stopped_ || stream_ended_) {
+    return absl::UnavailableError(errors::EndpointStopped(socket_path_));
+  }
+  calls_.insert(context);
   return absl::OkStatus();
 }
 
-void Endpoint::Deadline(grpc::ClientContext* context, absl::Duration timeout) const {
-  context->set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(timeout));
+void Endpoint::EndCall(grpc::ClientContext* context) {
+  absl::MutexLock lock(&mu_);
+  calls_.erase(context);
 }
 
 absl::StatusOr<v1beta1::AllocateResponse> Endpoint::Allocate(const std::vector<std::string>& ids) {
-  if (absl::Status running = CheckRunning(); !running.ok()) return running;
   v1beta1::AllocateRequest request;
   auto* container = request.add_container_requests();
   for (const std::string& id : ids) container->add_devices_ids(id);
   grpc::ClientContext context;
-  Deadline(&context, config_.call_timeout);
+  if (absl::Status running = BeginCall(&context, config_.call_timeout); !running.ok()) {
+    return running;
+  }
+  CallGuard guard(this, &context);
   v1beta1::AllocateResponse response;
   grpc::Status status = stub_->Allocate(&context, request, &response);
   if (!status.ok()) return FromGrpcStatus(status);
@@ -104,14 +135,16 @@ absl::StatusOr<v1beta1::AllocateResponse> Endpoint::Allocate(const std::vector<s
 absl::StatusOr<v1beta1::PreferredAllocationResponse> Endpoint::GetPreferredAllocation(
     const std::vector<std::string>& available, const std::vector<std::string>& must_include,
     int size) {
-  if (absl::Status running = CheckRunning(); !running.ok()) return running;
   v1beta1::PreferredAllocationRequest request;
   auto* container = request.add_container_requests();
   for (const std::string& id : available) container->add_available_deviceids(id);
   for (const std::string& id : must_include) container->add_must_include_deviceids(id);
   container->set_allocation_size(size);
   grpc::ClientContext context;
-  Deadline(&context, config_.call_timeout);
+  if (absl::Status running = BeginCall(&context, config_.call_timeout); !running.ok()) {
+    return running;
+  }
+  CallGuard guard(this, &context);
   v1beta1::PreferredAllocationResponse response;
   grpc::Status status = stub_->GetPreferredAllocation(&context, request, &response);
   if (!status.ok()) return FromGrpcStatus(status);
@@ -119,11 +152,13 @@ absl::StatusOr<v1beta1::PreferredAllocationResponse> Endpoint::GetPreferredAlloc
 }
 
 absl::Status Endpoint::PreStartContainer(const std::vector<std::string>& ids) {
-  if (absl::Status running = CheckRunning(); !running.ok()) return running;
   v1beta1::PreStartContainerRequest request;
   for (const std::string& id : ids) request.add_devices_ids(id);
   grpc::ClientContext context;
-  Deadline(&context, config_.pre_start_timeout);
+  if (absl::Status running = BeginCall(&context, config_.pre_start_timeout); !running.ok()) {
+    return running;
+  }
+  CallGuard guard(this, &context);
   v1beta1::PreStartContainerResponse response;
   grpc::Status status = stub_->PreStartContainer(&context, request, &response);
   if (!status.ok())

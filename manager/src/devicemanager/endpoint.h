@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -52,12 +53,14 @@ class Endpoint {
   const v1beta1::DevicePluginOptions& options() const { return options_; }
 
   // Starts consuming ListAndWatch: `on_snapshot` for every message, then `on_ended` once when
-  // the stream ends for any reason other than Stop().
-  void Run(SnapshotCallback on_snapshot, EndedCallback on_ended);
+  // the stream ends for any reason other than Stop(). A no-op once stopped.
+  void Run(SnapshotCallback on_snapshot, EndedCallback on_ended) ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Cancels the stream and joins its thread; later calls fail with the kubelet's
-  // "endpoint ... has been stopped". Idempotent.
+  // Cancels the stream and every call in flight and joins the stream thread. Idempotent; every
+  // caller returns only once the thread is joined.
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+  // Stopped, or its stream ended: calls then fail with the kubelet's "endpoint ... has been
+  // stopped" (the kubelet stops an endpoint when its plugin disconnects).
   bool stopped() const ABSL_LOCKS_EXCLUDED(mu_);
 
   absl::StatusOr<v1beta1::AllocateResponse> Allocate(const std::vector<std::string>& ids);
@@ -69,8 +72,12 @@ class Endpoint {
  private:
   Endpoint(std::string resource_name, std::string socket_path, EndpointOptions options,
            std::shared_ptr<grpc::Channel> channel, v1beta1::DevicePluginOptions plugin_options);
-  absl::Status CheckRunning() const;
-  void Deadline(grpc::ClientContext* context, absl::Duration timeout) const;
+  // Registers a unary call's context so Stop() can cancel it; the kubelet's "stopped" error when
+  // the endpoint no longer runs. The guard unregisters it.
+  class CallGuard;
+  absl::Status BeginCall(grpc::ClientContext* context, absl::Duration timeout)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  void EndCall(grpc::ClientContext* context) ABSL_LOCKS_EXCLUDED(mu_);
 
   const std::string resource_name_;
   const std::string socket_path_;
@@ -82,8 +89,11 @@ class Endpoint {
 
   mutable absl::Mutex mu_;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  bool stream_ended_ ABSL_GUARDED_BY(mu_) = false;
+  std::set<grpc::ClientContext*> calls_ ABSL_GUARDED_BY(mu_);
+  std::thread stream_thread_ ABSL_GUARDED_BY(mu_);
+  absl::Mutex join_mu_;  // Serialises joins, so every Stop() returns after the join.
   grpc::ClientContext stream_context_;
-  std::thread stream_thread_;
 };
 
 }  // namespace kdp::manager

@@ -34,6 +34,7 @@ absl::Status DeviceManager::RegisterPlugin(const std::string& resource_name,
   KDP_ASSIGN_OR_RETURN(std::unique_ptr<Endpoint> connected,
                        Endpoint::Connect(resource_name, socket_path, options_.endpoint));
   std::shared_ptr<Endpoint> endpoint = std::move(connected);
+  absl::MutexLock registration(&registration_mu_);
   std::shared_ptr<Endpoint> previous;
   {
     absl::MutexLock lock(&mu_);

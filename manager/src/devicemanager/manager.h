@@ -49,7 +49,8 @@ class DeviceManager : public RegistrationHandler {
   // stream is cancelled: newest registration wins, and a late end of the old stream can no
   // longer mark the new one's devices unhealthy, kubernetes #121994).
   absl::Status RegisterPlugin(const std::string& resource_name,
-                              const std::string& socket_path) override ABSL_LOCKS_EXCLUDED(mu_);
+                              const std::string& socket_path) override
+      ABSL_LOCKS_EXCLUDED(registration_mu_, mu_);
 
   // Allocates the container's devices (the kubelet's Allocate(pod, container)): init containers
   // before app containers; devices of finished regular init containers are reused by later
@@ -85,6 +86,10 @@ class DeviceManager : public RegistrationHandler {
   PodDevices pod_devices_;
   RegistrationServer registration_server_;
 
+  // Held from an endpoint's publication to its stream's start, so that of two registrations of
+  // one resource racing each other the later one wins in every respect (endpoint, registry entry,
+  // stream). The dial-back runs before it, unserialised.
+  absl::Mutex registration_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   mutable absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<Endpoint>> endpoints_ ABSL_GUARDED_BY(mu_);
   // Pod UID → resource → devices of its finished init containers (devicesToReuse). Holds at most
