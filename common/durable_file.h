@@ -1,0 +1,30 @@
+// Atomic, durable replacement of a file's contents, for state that must survive a crash: the new
+// bytes go to a temporary file in the same directory (named with a leading '.', which the
+// kubelet's checkpoint store ignores when listing), are fsynced, renamed over the target, and the
+// directory is fsynced so the rename itself survives a power loss. Readers see the old file or the
+// new one, never a mix.
+#ifndef KDP_COMMON_DURABLE_FILE_H_
+#define KDP_COMMON_DURABLE_FILE_H_
+
+#include <sys/types.h>
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace kdp {
+
+// Replaces `path` with `content` (file mode `mode`). On any error the target is untouched, the
+// temporary file is removed, and the status names the path and the failing step (e.g. a full disk
+// at write or fsync: RESOURCE_EXHAUSTED).
+[[nodiscard]] absl::Status WriteFileDurably(const std::string& path, std::string_view content,
+                                            mode_t mode = 0600);
+
+// The whole file; NOT_FOUND when it does not exist, other codes naming the path and the error.
+absl::StatusOr<std::string> ReadFile(const std::string& path);
+
+}  // namespace kdp
+
+#endif  // KDP_COMMON_DURABLE_FILE_H_
