@@ -25,6 +25,7 @@
 #include "absl/time/time.h"
 #include "common/unix_socket.h"
 #include "kdp/admin/v1/admin.grpc.pb.h"
+#include "manager/kdpctl/checkpoint_command.h"
 #include "manager/kdpctl/render.h"
 
 namespace kdp::kdpctl {
@@ -223,6 +224,10 @@ int Main(int argc, char** argv) {
       "  kdpctl apply -f FILE|- [-o json]                 ApplyPod (exit 1 when rejected)\n"
       "  kdpctl get pods [-o json]                        ListPods\n"
       "  kdpctl delete pod NAME [-n NAMESPACE] [-o json]  DeletePod (exit 1 when not found)\n"
+      "  kdpctl checkpoint inspect FILE [-o json]         read a kubelet device-manager "
+      "checkpoint\n"
+      "                                                   (exit 2 when not one or checksum bad)\n"
+      "  kdpctl checkpoint convert --to v2 IN OUT         rewrite a v1/v2 checkpoint as v2\n"
       "Global flags may follow the command. 'kdpctl COMMAND --help' lists a command's flags;\n"
       "docs/kdpctl.md documents the JSON printed with -o json.");
   app.fallthrough();
@@ -272,12 +277,31 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   AddOutputFlag(delete_pod, &flags);
 
+  std::string checkpoint_file, convert_to = "v2", convert_in, convert_out;
+  CLI::App* checkpoint =
+      app.add_subcommand("checkpoint", "Offline tools for kubelet_internal_checkpoint files");
+  checkpoint->require_subcommand(1);
+  CLI::App* inspect = checkpoint->add_subcommand(
+      "inspect", "Detect the format, verify the checksum and print the entries");
+  inspect->add_option("FILE", checkpoint_file, "Checkpoint file")->required();
+  AddOutputFlag(inspect, &flags);
+  CLI::App* convert = checkpoint->add_subcommand("convert", "Rewrite a checkpoint as v2");
+  convert->add_option("--to", convert_to, "Target layout (only v2 is written)")
+      ->check(CLI::IsMember({"v2"}))
+      ->capture_default_str();
+  convert->add_option("IN", convert_in, "Checkpoint to read (v1 or v2)")->required();
+  convert->add_option("OUT", convert_out, "File to write")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == static_cast<int>(CLI::ExitCodes::Success) ? kExitOk : kExitUsage;
   }
+
+  // Offline commands: no manager involved.
+  if (inspect->parsed()) return InspectCheckpoint(checkpoint_file, flags.output == "json");
+  if (convert->parsed()) return ConvertCheckpoint(convert_in, convert_out);
 
   const absl::Duration timeout = *ParseTimeout(flags.timeout);  // Validated by the check.
   // Local inputs first: an unreadable manifest is reported whether or not the manager runs.
