@@ -88,6 +88,7 @@ int main(int argc, char** argv) {
       .endpoint = {.dial_timeout = absl::Seconds(dial_timeout_s),
                    .call_timeout = absl::Seconds(call_timeout_s),
                    .pre_start_timeout = absl::Seconds(pre_start_timeout_s)},
+      .checkpoint_path = absl::StrCat(plugins_dir, "/kubelet_internal_checkpoint"),
   });
   kdp::manager::PodManager pods(&devices);
   kdp::manager::PodResourcesServer podresources(&pods, &devices);

@@ -101,6 +101,37 @@ TEST_F(GpuPluginE2E, RefusesASecondPodWithTheSameNameOrUid) {
               ::testing::HasSubstr("metadata.uid u-1 is already used by pod default/first"));
 }
 
+TEST_F(GpuPluginE2E, KeepsTheKubeletsCheckpointFile) {
+  KdpctlResult applied = Apply(GpuPod("ckpt", 2));
+  ASSERT_EQ(applied.exit_code, 0);
+  const std::string uid = applied.json["pod"]["uid"];
+  std::vector<std::string> ids = applied.json["containers"][0]["devices"][kGpu];
+  auto inspect = [&] {
+    absl::StatusOr<CommandResult> run =
+        RunCommand({KDP_KDPCTL_BIN, "checkpoint", "inspect",
+                    PluginsDir() + "/kubelet_internal_checkpoint", "-o", "json"});
+    EXPECT_TRUE(run.ok());
+    EXPECT_EQ(run->exit_code, 0) << run->err;
+    return nlohmann::json::parse(run->out);
+  };
+  nlohmann::json checkpoint = inspect();
+  EXPECT_EQ(checkpoint["format"], "v2");
+  EXPECT_EQ(checkpoint["checksum_ok"], true);
+  ASSERT_EQ(checkpoint["entries"].size(), 1u);
+  const nlohmann::json& entry = checkpoint["entries"][0];
+  EXPECT_EQ(entry["pod_uid"], uid);
+  EXPECT_EQ(entry["container"], "main");
+  EXPECT_EQ(entry["resource"], kGpu);
+  auto numa = NumaOf();
+  EXPECT_EQ(entry["devices"][std::to_string(numa[ids[0]])].size(), 2u) << entry.dump();
+  EXPECT_EQ(entry["alloc_response"]["envs"]["KDP_VISIBLE_DEVICES"],
+            applied.json["containers"][0]["envs"]["KDP_VISIBLE_DEVICES"]);
+  EXPECT_EQ(checkpoint["registered_devices"][kGpu].size(), 8u);
+
+  ASSERT_EQ(Kdpctl({"delete", "pod", "ckpt"}).exit_code, 0);
+  EXPECT_TRUE(inspect()["entries"].empty());
+}
+
 TEST_F(GpuPluginE2E, HealthFlipsReachAllocatable) {
   nlohmann::json devices = Resource(kGpu)["devices"];
   std::string first = devices[0]["id"], second = devices[1]["id"];

@@ -4,9 +4,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/durable_file.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "manager/src/devicemanager/allocator.h"
+#include "manager/src/devicemanager/checkpoint/checkpoint.h"
 #include "manager/src/devicemanager/errors.h"
 
 namespace kdp::manager {
@@ -49,6 +53,9 @@ absl::Status DeviceManager::RegisterPlugin(const std::string& resource_name,
   endpoint->Run(
       [this, resource_name](const v1beta1::ListAndWatchResponse& snapshot) {
         registry_.Update(resource_name, snapshot);
+        if (absl::Status written = WriteCheckpoint(); !written.ok()) {
+          KDP_LOG_ERROR("Failed to write checkpoint file", "err", written.message());
+        }
       },
       [this, resource_name, raw](const absl::Status&) { OnStreamEnded(resource_name, raw); });
   KDP_LOG_INFO("Registered device plugin", "resourceName", resource_name, "endpoint", socket_path,
@@ -111,6 +118,7 @@ absl::Status DeviceManager::Allocate(const Pod& pod, const Container& container)
 absl::Status DeviceManager::AllocateContainerResources(
     const Pod& pod, const Container& container,
     const std::map<std::string, std::set<std::string>>& reusable) {
+  bool allocated = false;
   // std::map iterates resources in name order: deterministic where the kubelet's Go map is not.
   for (const auto& [resource, required] : container.extended_resources) {
     if (!IsDevicePluginResource(resource)) continue;
@@ -171,8 +179,35 @@ absl::Status DeviceManager::AllocateContainerResources(
     KDP_LOG_INFO("Allocated devices", "podUID", pod.uid, "containerName", container.name,
                  "resourceName", resource, "devices", absl::StrJoin(picked, ","));
     pod_devices_.Commit(pod.uid, container.name, resource, response->container_responses(0));
+    allocated = true;
   }
-  return absl::OkStatus();
+  // Once per container, and a failed write fails the admission, as in the kubelet.
+  return allocated ? WriteCheckpoint() : absl::OkStatus();
+}
+
+absl::Status DeviceManager::WriteCheckpoint() {
+  if (options_.checkpoint_path.empty()) return absl::OkStatus();
+  absl::MutexLock lock(&checkpoint_mu_);
+  checkpoint::Data data;
+  for (PodDevicesEntry& entry : pod_devices_.Entries()) {
+    std::string alloc_resp;
+    {
+      google::protobuf::io::StringOutputStream stream(&alloc_resp);
+      google::protobuf::io::CodedOutputStream coded(&stream);
+      coded.SetSerializationDeterministic(true);  // Maps in key order: the same bytes each time.
+      entry.response.SerializeToCodedStream(&coded);
+    }
+    data.entries.push_back({.pod_uid = std::move(entry.pod_uid),
+                            .container_name = std::move(entry.container_name),
+                            .resource_name = std::move(entry.resource_name),
+                            .devices = std::move(entry.devices),
+                            .alloc_resp = std::move(alloc_resp)});
+  }
+  for (const ResourceDevices& resource : registry_.List()) {
+    std::set<std::string> healthy = resource.Healthy();
+    data.registered_devices[resource.name] = {healthy.begin(), healthy.end()};
+  }
+  return WriteFileDurably(options_.checkpoint_path, checkpoint::Encode(data));
 }
 
 absl::StatusOr<RunContainerOptions> DeviceManager::GetDeviceRunContainerOptions(
@@ -196,6 +231,9 @@ absl::StatusOr<RunContainerOptions> DeviceManager::GetDeviceRunContainerOptions(
 
 void DeviceManager::RemovePod(const std::string& pod_uid) {
   pod_devices_.DeletePod(pod_uid);
+  if (absl::Status written = WriteCheckpoint(); !written.ok()) {
+    KDP_LOG_ERROR("Failed to write checkpoint file", "err", written.message());
+  }
   absl::MutexLock lock(&mu_);
   devices_to_reuse_.erase(pod_uid);
 }

@@ -30,6 +30,9 @@ struct DeviceManagerOptions {
   // <kubelet-root>/device-plugins: kubelet.sock and the plugins' sockets.
   std::string plugins_dir;
   EndpointOptions endpoint;
+  // Where the kubelet-format checkpoint is written (normally
+  // <plugins_dir>/kubelet_internal_checkpoint); empty: not written.
+  std::string checkpoint_path = {};
 };
 
 class DeviceManager : public RegistrationHandler {
@@ -80,6 +83,10 @@ class DeviceManager : public RegistrationHandler {
       const std::map<std::string, std::set<std::string>>& reusable);
   void OnStreamEnded(const std::string& resource, const Endpoint* endpoint)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // Writes the whole state in the kubelet's format, as the kubelet does after every ListAndWatch
+  // message and every allocation. The state is read under the same lock as the write, so a
+  // later write never carries an older state.
+  absl::Status WriteCheckpoint() ABSL_LOCKS_EXCLUDED(checkpoint_mu_);
 
   const DeviceManagerOptions options_;
   DeviceRegistry registry_;
@@ -97,6 +104,7 @@ class DeviceManager : public RegistrationHandler {
   std::map<std::string, std::map<std::string, std::set<std::string>>> devices_to_reuse_
       ABSL_GUARDED_BY(mu_);
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Mutex checkpoint_mu_;
 };
 
 }  // namespace kdp::manager
