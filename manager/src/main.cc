@@ -8,6 +8,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
+#include "common/grpc_server.h"
 #include "common/logging.h"
 #include "common/unix_socket.h"
 #include "manager/src/admin/admin_server.h"
@@ -18,16 +19,12 @@
 namespace {
 
 std::unique_ptr<grpc::Server> Serve(const std::string& socket, grpc::Service* service) {
-  if (absl::Status removed = kdp::RemoveSocketIfPresent(socket); !removed.ok()) {
-    KDP_LOG_ERROR("Cannot serve", "socket", socket, "err", removed.message());
+  absl::StatusOr<std::unique_ptr<grpc::Server>> server = kdp::ServeOnUnixSocket(socket, service);
+  if (!server.ok()) {
+    KDP_LOG_ERROR("Cannot serve", "err", server.status().message());
     return nullptr;
   }
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort(kdp::UnixTarget(socket), grpc::InsecureServerCredentials());
-  builder.RegisterService(service);
-  auto server = builder.BuildAndStart();
-  if (server == nullptr) KDP_LOG_ERROR("Cannot listen", "socket", socket);
-  return server;
+  return *std::move(server);
 }
 
 }  // namespace

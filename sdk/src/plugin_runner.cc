@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "common/grpc_server.h"
 #include "common/grpc_status.h"
 #include "common/logging.h"
 #include "common/resource_name.h"
@@ -171,17 +172,16 @@ class RunnerImpl {
 
  private:
   absl::Status Serve(ServedPlugin& served) {
-    KDP_RETURN_IF_ERROR(RemoveSocketIfPresent(served.socket_path));
     served.service = std::make_unique<PluginService>(served.plugin, served.state);
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort(UnixTarget(served.socket_path), grpc::InsecureServerCredentials());
-    builder.RegisterService(served.service.get());
-    served.server = builder.BuildAndStart();
-    if (served.server == nullptr) {
+    absl::StatusOr<std::unique_ptr<grpc::Server>> server =
+        ServeOnUnixSocket(served.socket_path, served.service.get());
+    if (!server.ok()) {
       served.service.reset();
-      return absl::InternalError(absl::StrCat("cannot serve ", served.plugin->resource_name(),
-                                              " on ", served.socket_path));
+      return absl::Status(server.status().code(),
+                          absl::StrCat("cannot serve ", served.plugin->resource_name(), ": ",
+                                       server.status().message()));
     }
+    served.server = *std::move(server);
     KDP_LOG_INFO("Serving device plugin", "resourceName", served.plugin->resource_name(), "socket",
                  served.socket_path, "preStartRequired",
                  served.service->options().pre_start_required(), "getPreferredAllocation",

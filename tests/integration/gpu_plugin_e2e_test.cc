@@ -222,6 +222,37 @@ TEST_F(GpuPluginE2E, PluginExitsCleanlyOnSigtermAndRemovesItsSocket) {
   EXPECT_FALSE(IsSocket(PluginsDir() + "/example.com_gpu.sock"));
 }
 
+TEST_F(GpuPluginE2E, PodResourcesListsSidecarsAndAppContainersButNotFinishedInitContainers) {
+  ASSERT_EQ(Apply(R"(apiVersion: v1
+kind: Pod
+metadata: {name: mixed}
+spec:
+  initContainers:
+  - name: setup
+    resources: {limits: {example.com/gpu: 1}}
+  - name: sidecar
+    restartPolicy: Always
+    resources: {limits: {example.com/gpu: 1}}
+  containers:
+  - name: app
+    resources: {limits: {example.com/gpu: 1}}
+)")
+                .exit_code,
+            0);
+  auto stub = v1::PodResourcesLister::NewStub(grpc::CreateChannel(
+      UnixTarget(Root() + "/pod-resources/kubelet.sock"), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  v1::ListPodResourcesResponse list;
+  ASSERT_TRUE(stub->List(&context, v1::ListPodResourcesRequest(), &list).ok());
+  ASSERT_EQ(list.pod_resources_size(), 1);
+  std::vector<std::string> names;
+  for (const auto& container : list.pod_resources(0).containers()) {
+    names.push_back(container.name());
+    EXPECT_EQ(container.devices_size(), 1) << container.name();
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"sidecar", "app"}));
+}
+
 TEST_F(GpuPluginE2E, PodResourcesMatchesKdpctl) {
   KdpctlResult applied = Apply(GpuPod("pr", 3));
   ASSERT_EQ(applied.exit_code, 0);

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_join.h"
+#include "common/grpc_server.h"
 #include "common/grpc_status.h"
 #include "common/unix_socket.h"
 
@@ -23,13 +24,9 @@ StubPlugin::StubPlugin(std::string socket_path, v1beta1::DevicePluginOptions opt
 StubPlugin::~StubPlugin() { Stop(); }
 
 absl::Status StubPlugin::Start() {
-  if (absl::Status removed = RemoveSocketIfPresent(socket_path_); !removed.ok()) return removed;
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort(UnixTarget(socket_path_), grpc::InsecureServerCredentials());
-  builder.RegisterService(this);
-  server_ = builder.BuildAndStart();
-  if (server_ == nullptr)
-    return absl::InternalError("stub plugin cannot listen on " + socket_path_);
+  absl::StatusOr<std::unique_ptr<grpc::Server>> server = ServeOnUnixSocket(socket_path_, this);
+  if (!server.ok()) return server.status();
+  server_ = *std::move(server);
   return absl::OkStatus();
 }
 

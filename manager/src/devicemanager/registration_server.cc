@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/grpc_server.h"
 #include "common/grpc_status.h"
 #include "common/logging.h"
 #include "common/resource_name.h"
@@ -48,14 +49,9 @@ absl::Status RegistrationServer::Start() {
   // kubelet restarted and must register again.
   KDP_ASSIGN_OR_RETURN(int removed, RemoveSocketsIn(plugins_dir_));
   if (removed > 0) KDP_LOG_INFO("Removed stale sockets", "dir", plugins_dir_, "count", removed);
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort(UnixTarget(socket_path_), grpc::InsecureServerCredentials());
-  builder.RegisterService(this);
+  KDP_ASSIGN_OR_RETURN(std::unique_ptr<grpc::Server> server, ServeOnUnixSocket(socket_path_, this));
   absl::MutexLock lock(&mu_);
-  server_ = builder.BuildAndStart();
-  if (server_ == nullptr) {
-    return absl::InternalError(absl::StrCat("cannot listen on ", socket_path_));
-  }
+  server_ = std::move(server);
   KDP_LOG_INFO("Device plugin registration server listening", "socket", socket_path_);
   return absl::OkStatus();
 }

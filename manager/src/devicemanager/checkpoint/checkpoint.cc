@@ -62,16 +62,9 @@ void AppendGoJsonString(std::string_view s, std::string* out) {
         case '\t':
           out->append("\\t");
           break;
-        // Go escapes these for safe embedding in HTML.
-        case '<':
-        case '>':
-        case '&':
-          out->append("\\u00");
-          out->push_back(kHex[c >> 4]);
-          out->push_back(kHex[c & 0xf]);
-          break;
         default:
-          if (c < 0x20) {
+          // Other control characters, and <, > and & (escaped for safe embedding in HTML).
+          if (c < 0x20 || c == '<' || c == '>' || c == '&') {
             out->append("\\u00");
             out->push_back(kHex[c >> 4]);
             out->push_back(kHex[c & 0xf]);
