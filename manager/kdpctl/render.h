@@ -34,7 +34,8 @@ inline nlohmann::json DeviceStatusJson(const kdp::admin::v1::DeviceStatus& devic
           {"pod", device.pod()}};
 }
 
-// {"resources":[{"name","capacity","allocatable","connected","endpoint","devices":[...]}]}.
+// {"resources":[{"name","capacity","allocatable","allocated","connected","removed","endpoint",
+// "devices":[...]}]}.
 inline nlohmann::json NodeStatusJson(const kdp::admin::v1::NodeStatus& status) {
   nlohmann::json resources = nlohmann::json::array();
   for (const auto& resource : status.resources()) {
@@ -45,6 +46,7 @@ inline nlohmann::json NodeStatusJson(const kdp::admin::v1::NodeStatus& status) {
                          {"allocatable", resource.allocatable()},
                          {"allocated", resource.allocated()},
                          {"connected", resource.connected()},
+                         {"removed", resource.removed()},
                          {"endpoint", resource.endpoint()},
                          {"devices", std::move(devices)}});
   }
@@ -156,7 +158,9 @@ inline std::string NodeStatusText(const kdp::admin::v1::NodeStatus& status) {
   for (const auto& resource : status.resources()) {
     resources.push_back({resource.name(), absl::StrCat(resource.capacity()),
                          absl::StrCat(resource.allocatable()), absl::StrCat(resource.allocated()),
-                         resource.connected() ? "yes" : "no",
+                         resource.connected() ? "yes"
+                         : resource.removed() ? "removed"
+                                              : "no",
                          resource.endpoint().empty() ? "-" : resource.endpoint()});
     for (const auto& device : resource.devices()) {
       devices.push_back({resource.name(), device.id(), device.health(),

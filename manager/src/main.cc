@@ -7,7 +7,9 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "common/grpc_server.h"
 #include "common/logging.h"
 #include "common/unix_socket.h"
@@ -15,6 +17,7 @@
 #include "manager/src/devicemanager/manager.h"
 #include "manager/src/pod_manager.h"
 #include "manager/src/podresources/podresources_server.h"
+#include "manager/src/state/state_store.h"
 
 namespace {
 
@@ -37,6 +40,16 @@ int main(int argc, char** argv) {
   std::string kubelet_root = "/var/lib/kubelet";
   std::string log_level = "info";
   double dial_timeout_s = 10, call_timeout_s = 30, pre_start_timeout_s = 30;
+  std::string grace_period = "5m";
+  std::string compaction_delay = "1s";
+  bool strict_checkpoint = false;
+  auto duration_check = [](const std::string& text) -> std::string {
+    absl::Duration d;
+    if (!absl::ParseDuration(text, &d) || d < absl::ZeroDuration()) {
+      return "must be a non-negative duration such as 300ms, 30s, 5m or 1h30m";
+    }
+    return "";
+  };
   app.add_option("--kubelet-root", kubelet_root,
                  "Root directory; device-plugins/, pod-resources/, plugins_registry/ and the admin "
                  "socket kdp/manager.sock live under it")
@@ -56,7 +69,24 @@ int main(int argc, char** argv) {
                  "Deadline in seconds of PreStartContainer calls")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app.add_option("--endpoint-grace-period", grace_period,
+                 "How long a resource whose plugin disconnected (or that was read back from the "
+                 "checkpoint) keeps its capacity, with allocatable 0, before it is removed")
+      ->check(duration_check)
+      ->capture_default_str();
+  app.add_option("--compaction-delay", compaction_delay,
+                 "Longest time between a change and its rewrite into kubelet_internal_checkpoint "
+                 "and kdp/pods.json (every change is durable at once in kdp/journal)")
+      ->check(duration_check)
+      ->capture_default_str();
+  app.add_flag("--strict-checkpoint", strict_checkpoint,
+               "Refuse to start when the checkpoint or the pod store cannot be read, instead of "
+               "keeping the file aside (<file>.corrupt-<time>) and starting without it as the "
+               "kubelet does");
   CLI11_PARSE(app, argc, argv);
+  absl::Duration grace = absl::Minutes(5), compaction = absl::Seconds(1);
+  (void)absl::ParseDuration(grace_period, &grace);
+  (void)absl::ParseDuration(compaction_delay, &compaction);
 
   kdp::log::Level level;
   kdp::log::ParseLevel(log_level, &level);
@@ -80,14 +110,38 @@ int main(int argc, char** argv) {
     }
   }
 
+  kdp::manager::RestoredState restored;
+  absl::StatusOr<std::unique_ptr<kdp::manager::StateStore>> store = kdp::manager::StateStore::Open(
+      {.checkpoint_path = absl::StrCat(plugins_dir, "/kubelet_internal_checkpoint"),
+       .pods_path = absl::StrCat(admin_dir, "/pods.json"),
+       .journal_path = absl::StrCat(admin_dir, "/journal"),
+       .compaction_delay = compaction,
+       .strict = strict_checkpoint},
+      &restored);
+  if (!store.ok()) {
+    KDP_LOG_ERROR("Cannot restore state", "err", store.status().ToString());
+    return 1;
+  }
   kdp::manager::DeviceManager devices({
       .plugins_dir = plugins_dir,
       .endpoint = {.dial_timeout = absl::Seconds(dial_timeout_s),
                    .call_timeout = absl::Seconds(call_timeout_s),
                    .pre_start_timeout = absl::Seconds(pre_start_timeout_s)},
-      .checkpoint_path = absl::StrCat(plugins_dir, "/kubelet_internal_checkpoint"),
+      .endpoint_grace_period = grace,
+      .housekeeping_interval = absl::Seconds(1),
+      .now = {},
+      .store = store->get(),
   });
-  kdp::manager::PodManager pods(&devices);
+  kdp::manager::PodManager pods(&devices, store->get());
+  devices.SetActivePodsSource(&pods);
+  // Allocations first, then the pods that hold them; then garbage collection may run.
+  devices.Restore(restored.devices);
+  pods.Restore(std::move(restored.pods));
+  (*store)->StartCompaction([&devices, &pods] {
+    return kdp::manager::StateSnapshot{.devices = devices.CheckpointData(), .pods = pods.Pods()};
+  });
+  // The compaction thread reads `devices` and `pods`: it ends before they are destroyed.
+  absl::Cleanup close_store = [&store] { (*store)->Close(); };
   kdp::manager::PodResourcesServer podresources(&pods, &devices);
   kdp::manager::AdminServer admin(&pods, &devices);
 
@@ -117,6 +171,8 @@ int main(int argc, char** argv) {
   podresources_server->Shutdown(deadline);
   (void)kdp::RemoveSocketIfPresent(admin_socket);
   (void)kdp::RemoveSocketIfPresent(podresources_socket);
+  // Always on a clean shutdown: the checkpoint and the pod store hold the whole state.
+  (*store)->Close();
   KDP_LOG_INFO("kdp-manager stopped");
   return 0;
 }

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
+#include "common/status_macros.h"
 #include "manager/src/devicemanager/allocator.h"
 #include "manager/src/devicemanager/errors.h"
 
@@ -18,6 +19,68 @@ std::vector<const Container*> InAdmissionOrder(const Pod& pod) {
 }
 
 }  // namespace
+
+AdmittedContainer PodManager::Describe(const Pod& pod, const Container& container,
+                                       RunContainerOptions options) const {
+  AdmittedContainer out{
+      .spec = container, .devices = {}, .devices_per_numa = {}, .options = std::move(options)};
+  for (const PodDevicesEntry& entry : devices_->ContainerEntries(pod.uid, container.name)) {
+    DeviceSet ids;
+    for (const std::string& id : DeviceIds(entry.devices)) ids.insert(id);
+    out.devices[entry.resource_name] = {ids.begin(), ids.end()};
+    out.devices_per_numa[entry.resource_name] = entry.devices;
+  }
+  return out;
+}
+
+void PodManager::Restore(std::vector<Pod> pods) {
+  absl::MutexLock admission(&admission_mu_);
+  std::map<std::pair<std::string, std::string>, AdmittedPod> restored;
+  for (Pod& pod : pods) {
+    AdmittedPod admitted{.pod = pod, .containers = {}};
+    for (const Container* container : InAdmissionOrder(pod)) {
+      admitted.containers.push_back(
+          Describe(pod, *container, devices_->CachedRunContainerOptions(pod.uid, container->name)));
+    }
+    auto key = std::make_pair(pod.namespace_, pod.name);
+    restored.emplace(std::move(key), std::move(admitted));
+  }
+  KDP_LOG_INFO("Restored pods", "pods", restored.size());
+  {
+    absl::MutexLock lock(&mu_);
+    pods_ = std::move(restored);
+    sources_ready_ = true;
+    ++generation_;
+  }
+  // Pods that are gone release their devices now (the kubelet's GC once sources are ready).
+  devices_->UpdateAllocatedDevices();
+}
+
+bool PodManager::SourcesReady() const {
+  absl::MutexLock lock(&mu_);
+  return sources_ready_;
+}
+
+uint64_t PodManager::Generation() const {
+  absl::MutexLock lock(&mu_);
+  return generation_;
+}
+
+std::set<std::string> PodManager::ActivePodUids() const {
+  absl::MutexLock lock(&mu_);
+  std::set<std::string> out;
+  for (const auto& [key, pod] : pods_) out.insert(pod.pod.uid);
+  if (!admitting_.empty()) out.insert(admitting_);
+  return out;
+}
+
+std::vector<Pod> PodManager::Pods() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<Pod> out;
+  out.reserve(pods_.size());
+  for (const auto& [key, pod] : pods_) out.push_back(pod.pod);
+  return out;
+}
 
 absl::StatusOr<AdmitResult> PodManager::Admit(Pod pod) {
   absl::MutexLock admission(&admission_mu_);
@@ -37,7 +100,17 @@ absl::StatusOr<AdmitResult> PodManager::Admit(Pod pod) {
                                                      "/", other_key.second));
       }
     }
+    admitting_ = pod.uid;
   }
+  // However the admission ends, the pod is no longer "being admitted" after it.
+  struct AdmittingReset {
+    PodManager* self;
+    ~AdmittingReset() {
+      absl::MutexLock lock(&self->mu_);
+      self->admitting_.clear();
+    }
+  } admitting_reset{this};
+
   AdmitResult result;
   auto reject = [&](const char* reason, std::string message) {
     devices_->RemovePod(pod.uid);
@@ -61,22 +134,26 @@ absl::StatusOr<AdmitResult> PodManager::Admit(Pod pod) {
     if (!options.ok()) {
       return reject(errors::kCreateContainerConfigError, std::string(options.status().message()));
     }
-    AdmittedContainer out{
-        .spec = *container, .devices = {}, .devices_per_numa = {}, .options = std::move(*options)};
-    for (const PodDevicesEntry& entry : devices_->ContainerEntries(pod.uid, container->name)) {
-      DeviceSet ids;
-      for (const std::string& id : DeviceIds(entry.devices)) ids.insert(id);
-      out.devices[entry.resource_name] = {ids.begin(), ids.end()};
-      out.devices_per_numa[entry.resource_name] = entry.devices;
-    }
-    admitted.containers.push_back(std::move(out));
+    admitted.containers.push_back(Describe(pod, *container, *std::move(options)));
+  }
+  result.admitted = true;
+  result.pod = admitted;
+  auto add = [&] {
+    absl::MutexLock lock(&mu_);
+    pods_.emplace(key, std::move(admitted));
+  };
+  if (store_ == nullptr) {
+    add();
+  } else if (absl::Status recorded = store_->RecordPodAdmitted(pod, add); !recorded.ok()) {
+    devices_->RemovePod(pod.uid);
+    KDP_LOG_ERROR("Pod admission could not be recorded; the pod is not admitted", "pod",
+                  absl::StrCat(pod.namespace_, "/", pod.name), "podUID", pod.uid, "err",
+                  recorded.message());
+    return absl::Status(recorded.code(), absl::StrCat("pod ", pod.namespace_, "/", pod.name,
+                                                      " not admitted: ", recorded.message()));
   }
   KDP_LOG_INFO("Pod admitted", "pod", absl::StrCat(pod.namespace_, "/", pod.name), "podUID",
                pod.uid);
-  result.admitted = true;
-  result.pod = admitted;
-  absl::MutexLock lock(&mu_);
-  pods_.emplace(key, std::move(admitted));
   return result;
 }
 
@@ -91,7 +168,19 @@ absl::StatusOr<std::string> PodManager::Delete(const std::string& namespace_,
       return absl::NotFoundError(absl::StrCat("pod ", namespace_, "/", name, " not found"));
     }
     uid = it->second.pod.uid;
-    pods_.erase(it);
+  }
+  auto erase = [&] {
+    absl::MutexLock lock(&mu_);
+    pods_.erase({namespace_, name});
+    ++generation_;
+  };
+  // The pod leaves the store before its devices are released: a crash in between leaves
+  // devices of a gone pod (freed by garbage collection at the next start), never a live pod
+  // without its devices.
+  if (store_ == nullptr) {
+    erase();
+  } else {
+    KDP_RETURN_IF_ERROR(store_->RecordPodDeleted(uid, erase));
   }
   devices_->RemovePod(uid);
   KDP_LOG_INFO("Pod deleted", "pod", absl::StrCat(namespace_, "/", name), "podUID", uid);

@@ -1,7 +1,9 @@
 // PodManager admits Pods on kdp-manager's node and keeps the admitted ones, playing the part of
 // the kubelet's pod workers and admit handlers: containers are allocated serially, init containers
 // first; a device manager error rejects the pod with the kubelet's UnexpectedAdmissionError, and
-// each container's runtime options are computed as at its start.
+// each container's runtime options are computed as at its start. It is also the node's pod source
+// for the device manager's garbage collection, and keeps its pods in the StateStore (the stand-in
+// for the API server: a restarted manager knows which pods still run).
 //
 // Thread-safe. Admissions and deletions are serialised, as on a kubelet.
 #ifndef KDP_MANAGER_SRC_POD_MANAGER_H_
@@ -9,6 +11,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,6 +20,7 @@
 #include "absl/synchronization/mutex.h"
 #include "manager/src/devicemanager/manager.h"
 #include "manager/src/pod/pod.h"
+#include "manager/src/state/state_store.h"
 
 namespace kdp::manager {
 
@@ -42,14 +46,32 @@ struct AdmitResult {
   AdmittedPod pod;
 };
 
-class PodManager {
+class PodManager : public ActivePodsSource {
  public:
-  explicit PodManager(DeviceManager* devices) : devices_(devices) {}
+  // `devices` and `store` (nullptr: pods are not persisted) are borrowed and must outlive this.
+  explicit PodManager(DeviceManager* devices, StateStore* store = nullptr)
+      : devices_(devices), store_(store) {}
+
+  // Takes back the pods read from the pod store at start, each container with the devices and
+  // runtime options the device manager restored (no PreStartContainer: the containers run
+  // already), then declares the pod source ready, so garbage collection frees the devices of
+  // pods that are gone. REQUIRES: called once, before any admission.
+  void Restore(std::vector<Pod> pods) ABSL_LOCKS_EXCLUDED(admission_mu_, mu_);
+
+  // ActivePodsSource.
+  bool SourcesReady() const override ABSL_LOCKS_EXCLUDED(mu_);
+  uint64_t Generation() const override ABSL_LOCKS_EXCLUDED(mu_);
+  std::set<std::string> ActivePodUids() const override ABSL_LOCKS_EXCLUDED(mu_);
+  // The admitted pods' specs, for the state store's snapshot.
+  std::vector<Pod> Pods() const ABSL_LOCKS_EXCLUDED(mu_);
 
   // Admits `pod`. A rejection is a result, not an error; ALREADY_EXISTS when a pod of that
-  // namespace and name is already admitted.
+  // namespace and name (or that UID) is already admitted; the store's error (e.g.
+  // RESOURCE_EXHAUSTED: disk full) when the admission could not be recorded, in which case the
+  // pod is not admitted and holds no devices.
   absl::StatusOr<AdmitResult> Admit(Pod pod) ABSL_LOCKS_EXCLUDED(admission_mu_, mu_);
-  // Deletes the pod and releases its devices; returns its UID. NOT_FOUND when absent.
+  // Deletes the pod and releases its devices; returns its UID. NOT_FOUND when absent; the
+  // store's error when the deletion could not be recorded (the pod then stays).
   absl::StatusOr<std::string> Delete(const std::string& namespace_, const std::string& name)
       ABSL_LOCKS_EXCLUDED(admission_mu_, mu_);
 
@@ -59,11 +81,19 @@ class PodManager {
       ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
+  AdmittedContainer Describe(const Pod& pod, const Container& container,
+                             RunContainerOptions options) const;
+
   DeviceManager* const devices_;
+  StateStore* const store_;
   // Held for a whole admission or deletion.
   absl::Mutex admission_mu_;
   mutable absl::Mutex mu_;
   std::map<std::pair<std::string, std::string>, AdmittedPod> pods_ ABSL_GUARDED_BY(mu_);
+  // UID of the pod being admitted: active already, as in the kubelet.
+  std::string admitting_ ABSL_GUARDED_BY(mu_);
+  uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
+  bool sources_ready_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace kdp::manager

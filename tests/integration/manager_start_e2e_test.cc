@@ -29,15 +29,15 @@ TEST_F(E2ETest, StartRemovesStaleSocketsAndKeepsEverythingElse) {
   ASSERT_EQ(::mkdir(PluginsDir().c_str(), 0750), 0);
   MakeStaleSocket(PluginsDir() + "/old-plugin.sock");
   MakeStaleSocket(PluginsDir() + "/kubelet.sock");
-  const std::string checkpoint = PluginsDir() + "/kubelet_internal_checkpoint";
-  std::ofstream(checkpoint) << "{}";
+  const std::string regular_file = PluginsDir() + "/notes.txt";
+  std::ofstream(regular_file) << "kept";
   ASSERT_EQ(::mkdir((PluginsDir() + "/subdir").c_str(), 0750), 0);
 
   StartManager();
   EXPECT_FALSE(IsSocket(PluginsDir() + "/old-plugin.sock"));
   EXPECT_TRUE(IsSocket(KubeletSocket())) << "listening on a fresh kubelet.sock";
   struct stat st {};
-  EXPECT_EQ(::stat(checkpoint.c_str(), &st), 0) << "the checkpoint stays";
+  EXPECT_EQ(::stat(regular_file.c_str(), &st), 0) << "regular files stay";
   EXPECT_EQ(::stat((PluginsDir() + "/subdir").c_str(), &st), 0) << "directories stay";
   StopManager();
   EXPECT_FALSE(IsSocket(KubeletSocket())) << "a clean stop removes kubelet.sock";

@@ -68,6 +68,8 @@ grpc::Status AdminServer::GetStatus(grpc::ServerContext*, const kdp::admin::v1::
       }
     }
   }
+  // As the kubelet's node status sync: resources past their grace period are removed first.
+  std::vector<ResourceCapacity> capacity = devices_->GetCapacity();
   for (const ResourceDevices& resource : devices_->Resources()) {
     auto* r = response->add_resources();
     r->set_name(resource.name);
@@ -85,6 +87,12 @@ grpc::Status AdminServer::GetStatus(grpc::ServerContext*, const kdp::admin::v1::
         r->set_allocated(r->allocated() + 1);
       }
     }
+  }
+  for (const ResourceCapacity& resource : capacity) {
+    if (!resource.removed) continue;
+    auto* r = response->add_resources();
+    r->set_name(resource.name);
+    r->set_removed(true);
   }
   return grpc::Status::OK;
 }

@@ -16,7 +16,7 @@ void ToAdminPod(const AdmittedPod& pod, kdp::admin::v1::Pod* out);
 
 class AdminServer final : public kdp::admin::v1::Admin::Service {
  public:
-  AdminServer(PodManager* pods, const DeviceManager* devices) : pods_(pods), devices_(devices) {}
+  AdminServer(PodManager* pods, DeviceManager* devices) : pods_(pods), devices_(devices) {}
 
   grpc::Status GetStatus(grpc::ServerContext* context,
                          const kdp::admin::v1::GetStatusRequest* request,
@@ -33,7 +33,7 @@ class AdminServer final : public kdp::admin::v1::Admin::Service {
 
  private:
   PodManager* const pods_;
-  const DeviceManager* const devices_;
+  DeviceManager* const devices_;
 };
 
 }  // namespace kdp::manager

@@ -49,6 +49,18 @@ void DeviceRegistry::Disconnected(const std::string& resource) {
   for (auto& [id, info] : it->second.devices) info.healthy = false;
 }
 
+void DeviceRegistry::Restore(const std::string& resource) {
+  absl::MutexLock lock(&mu_);
+  if (resources_.contains(resource)) return;
+  ResourceDevices& entry = resources_[resource];
+  entry.name = resource;
+}
+
+void DeviceRegistry::Remove(const std::string& resource) {
+  absl::MutexLock lock(&mu_);
+  resources_.erase(resource);
+}
+
 std::optional<ResourceDevices> DeviceRegistry::Get(const std::string& resource) const {
   absl::MutexLock lock(&mu_);
   auto it = resources_.find(resource);

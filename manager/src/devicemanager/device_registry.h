@@ -50,6 +50,11 @@ class DeviceRegistry {
       ABSL_LOCKS_EXCLUDED(mu_);
   // The plugin's stream ended: every device becomes unhealthy (PluginDisconnected).
   void Disconnected(const std::string& resource) ABSL_LOCKS_EXCLUDED(mu_);
+  // A resource read back from the checkpoint: known, disconnected, no devices (capacity 0) until
+  // its plugin registers again. No-op when the resource is already known.
+  void Restore(const std::string& resource) ABSL_LOCKS_EXCLUDED(mu_);
+  // Forgets the resource (its stop grace period expired).
+  void Remove(const std::string& resource) ABSL_LOCKS_EXCLUDED(mu_);
 
   std::optional<ResourceDevices> Get(const std::string& resource) const ABSL_LOCKS_EXCLUDED(mu_);
   // Every resource, ordered by name.

@@ -22,6 +22,10 @@ inline std::string FailedToDial(absl::string_view err) {
 inline std::string FailedToGetOptions(absl::string_view err) {
   return absl::StrCat("failed to get device plugin options: ", err);
 }
+// A (resource, socket) registered again while its stream is open (kubernetes PR #135437).
+inline std::string AlreadyConnected(absl::string_view socket) {
+  return absl::StrCat("device plugin already connected: ", socket);
+}
 // kdp's own rule (the kubelet joins the endpoint to its directory without checking it).
 inline std::string InvalidEndpoint(absl::string_view endpoint, absl::string_view dir) {
   return absl::StrCat("invalid endpoint \"", endpoint, "\": must be the file name of a socket in ",

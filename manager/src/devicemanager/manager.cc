@@ -1,10 +1,10 @@
 #include "manager/src/devicemanager/manager.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "common/durable_file.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
 #include "google/protobuf/io/coded_stream.h"
@@ -15,47 +15,148 @@
 
 namespace kdp::manager {
 
+namespace {
+
+// The plugin's answer as the checkpoint stores it: deterministic bytes (maps in key order).
+std::string SerializeResponse(const v1beta1::ContainerAllocateResponse& response) {
+  std::string bytes;
+  google::protobuf::io::StringOutputStream stream(&bytes);
+  google::protobuf::io::CodedOutputStream coded(&stream);
+  coded.SetSerializationDeterministic(true);
+  response.SerializeToCodedStream(&coded);
+  coded.Trim();
+  return bytes;
+}
+
+}  // namespace
+
 DeviceManager::DeviceManager(DeviceManagerOptions options)
     : options_(std::move(options)), registration_server_(options_.plugins_dir, this) {}
 
 DeviceManager::~DeviceManager() { Stop(); }
 
-absl::Status DeviceManager::Start() { return registration_server_.Start(); }
+void DeviceManager::Restore(const checkpoint::Data& data) {
+  for (const checkpoint::Entry& entry : data.entries) {
+    PodDevicesEntry restored{.pod_uid = entry.pod_uid,
+                             .container_name = entry.container_name,
+                             .resource_name = entry.resource_name,
+                             .devices = entry.devices,
+                             .response = {}};
+    if (!restored.response.ParseFromString(entry.alloc_resp)) {
+      KDP_LOG_ERROR("Skipping checkpoint entry: its AllocResp does not parse", "podUID",
+                    entry.pod_uid, "containerName", entry.container_name, "resourceName",
+                    entry.resource_name);
+      continue;
+    }
+    pod_devices_.Restore(std::move(restored));
+  }
+  const absl::Time now = Now();
+  absl::MutexLock lock(&mu_);
+  for (const auto& [resource, ids] : data.registered_devices) {
+    registry_.Restore(resource);
+    ResourceEndpoints& endpoints = endpoints_[resource];
+    if (endpoints.connected.empty() && !endpoints.stopped_at.has_value()) {
+      endpoints.stopped_at = now;
+    }
+  }
+  KDP_LOG_INFO("Restored device manager state", "entries", data.entries.size(), "resources",
+               data.registered_devices.size());
+}
+
+void DeviceManager::SetActivePodsSource(const ActivePodsSource* source) {
+  absl::MutexLock lock(&mu_);
+  pod_source_ = source;
+  collected_generation_.reset();
+}
+
+absl::Status DeviceManager::Start() {
+  KDP_RETURN_IF_ERROR(registration_server_.Start());
+  if (options_.housekeeping_interval > absl::ZeroDuration()) {
+    housekeeping_ = std::thread([this] { HousekeepingLoop(); });
+  }
+  return absl::OkStatus();
+}
+
+void DeviceManager::HousekeepingLoop() {
+  while (true) {
+    {
+      absl::MutexLock lock(&mu_);
+      auto stopped = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopped_; };
+      if (mu_.AwaitWithTimeout(absl::Condition(&stopped), options_.housekeeping_interval)) return;
+    }
+    (void)GetCapacity();
+  }
+}
 
 void DeviceManager::Stop() {
   registration_server_.Stop();
-  std::map<std::string, std::shared_ptr<Endpoint>> endpoints;
+  std::vector<std::shared_ptr<Endpoint>> endpoints;
   {
     absl::MutexLock lock(&mu_);
     stopped_ = true;
-    endpoints.swap(endpoints_);
+    for (auto& [resource, state] : endpoints_) {
+      endpoints.insert(endpoints.end(), state.connected.begin(), state.connected.end());
+      state.connected.clear();
+      state.snapshots.clear();
+      if (state.last_stopped != nullptr) endpoints.push_back(std::move(state.last_stopped));
+    }
+    endpoints.insert(endpoints.end(), retired_.begin(), retired_.end());
+    retired_.clear();
   }
-  for (auto& [resource, endpoint] : endpoints) endpoint->Stop();
+  for (auto& endpoint : endpoints) endpoint->Stop();
+  if (housekeeping_.joinable()) housekeeping_.join();
 }
 
 absl::Status DeviceManager::RegisterPlugin(const std::string& resource_name,
                                            const std::string& socket_path) {
+  auto already_connected = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::Status {
+    if (stopped_) return absl::UnavailableError("kdp-manager is shutting down");
+    auto it = endpoints_.find(resource_name);
+    if (it == endpoints_.end()) return absl::OkStatus();
+    for (const auto& endpoint : it->second.connected) {
+      if (endpoint->socket_path() == socket_path) {
+        return absl::AlreadyExistsError(errors::AlreadyConnected(socket_path));
+      }
+    }
+    return absl::OkStatus();
+  };
+  {
+    absl::MutexLock lock(&mu_);
+    KDP_RETURN_IF_ERROR(already_connected());
+  }
+  ReleaseRetired();
   KDP_ASSIGN_OR_RETURN(std::unique_ptr<Endpoint> connected,
                        Endpoint::Connect(resource_name, socket_path, options_.endpoint));
   std::shared_ptr<Endpoint> endpoint = std::move(connected);
   absl::MutexLock registration(&registration_mu_);
-  std::shared_ptr<Endpoint> previous;
+  bool new_resource = false;
+  std::shared_ptr<Endpoint> previously_stopped;
   {
     absl::MutexLock lock(&mu_);
-    if (stopped_) return absl::UnavailableError("kdp-manager is shutting down");
-    previous = std::exchange(endpoints_[resource_name], endpoint);
+    // A registration of the same socket may have won the race while this one dialled.
+    KDP_RETURN_IF_ERROR(already_connected());
+    new_resource = !registry_.Has(resource_name);
+    ResourceEndpoints& state = endpoints_[resource_name];
+    state.connected.push_back(endpoint);
+    state.stopped_at.reset();
+    previously_stopped = std::move(state.last_stopped);
+    removed_.erase(resource_name);
+    registry_.Connected(resource_name, socket_path);
   }
-  // The old stream is cancelled and joined before the new one starts, so a stale snapshot can
-  // never overwrite a fresh one.
-  if (previous != nullptr) previous->Stop();
-  registry_.Connected(resource_name, socket_path);
+  if (previously_stopped != nullptr) previously_stopped->Stop();
+  if (new_resource && options_.store != nullptr) {
+    // The checkpoint lists the resource from now on; journal it so a crash before the next
+    // compaction still brings it back as a stopped endpoint.
+    if (absl::Status recorded = options_.store->RecordResource(resource_name, true, {});
+        !recorded.ok()) {
+      KDP_LOG_ERROR("Failed to journal a new resource", "resourceName", resource_name, "err",
+                    recorded.message());
+    }
+  }
   const Endpoint* raw = endpoint.get();
   endpoint->Run(
-      [this, resource_name](const v1beta1::ListAndWatchResponse& snapshot) {
-        registry_.Update(resource_name, snapshot);
-        if (absl::Status written = WriteCheckpoint(); !written.ok()) {
-          KDP_LOG_ERROR("Failed to write checkpoint file", "err", written.message());
-        }
+      [this, resource_name, raw](const v1beta1::ListAndWatchResponse& snapshot) {
+        OnSnapshot(resource_name, raw, snapshot);
       },
       [this, resource_name, raw](const absl::Status&) { OnStreamEnded(resource_name, raw); });
   KDP_LOG_INFO("Registered device plugin", "resourceName", resource_name, "endpoint", socket_path,
@@ -65,29 +166,162 @@ absl::Status DeviceManager::RegisterPlugin(const std::string& resource_name,
   return absl::OkStatus();
 }
 
-void DeviceManager::OnStreamEnded(const std::string& resource, const Endpoint* endpoint) {
+void DeviceManager::OnSnapshot(const std::string& resource, const Endpoint* endpoint,
+                               const v1beta1::ListAndWatchResponse& snapshot) {
   {
     absl::MutexLock lock(&mu_);
     auto it = endpoints_.find(resource);
-    // Only the current endpoint's end counts (kubernetes #121994, #127803).
-    if (it == endpoints_.end() || it->second.get() != endpoint) return;
+    if (it == endpoints_.end()) return;
+    ResourceEndpoints& state = it->second;
+    if (state.connected.empty()) return;
+    const bool active = state.connected.back().get() == endpoint;
+    bool found = active;
+    for (const auto& connected : state.connected) found = found || connected.get() == endpoint;
+    if (!found) return;
+    state.snapshots[endpoint] = std::make_shared<const v1beta1::ListAndWatchResponse>(snapshot);
+    // Only the active endpoint's devices are the resource's; a standby's are kept for promotion.
+    if (!active) return;
+    registry_.Update(resource, snapshot);
   }
-  KDP_LOG_WARNING("Device plugin disconnected; its devices are unhealthy", "resourceName",
-                  resource);
-  registry_.Disconnected(resource);
+  // The kubelet writes its checkpoint after every ListAndWatch message (healthy devices change).
+  if (options_.store != nullptr) options_.store->RequestCompaction();
 }
 
-std::shared_ptr<Endpoint> DeviceManager::EndpointFor(const std::string& resource) const {
+void DeviceManager::OnStreamEnded(const std::string& resource, const Endpoint* endpoint) {
   absl::MutexLock lock(&mu_);
   auto it = endpoints_.find(resource);
-  return it == endpoints_.end() ? nullptr : it->second;
+  if (it == endpoints_.end()) return;
+  ResourceEndpoints& state = it->second;
+  auto pos = std::find_if(state.connected.begin(), state.connected.end(),
+                          [&](const auto& e) { return e.get() == endpoint; });
+  // Not connected any more (Stop(), or already handled): nothing to do (kubernetes #121994).
+  if (pos == state.connected.end()) return;
+  const bool was_active = std::next(pos) == state.connected.end();
+  std::shared_ptr<Endpoint> ended = std::move(*pos);
+  state.connected.erase(pos);
+  state.snapshots.erase(endpoint);
+  if (state.connected.empty()) {
+    KDP_LOG_WARNING("Device plugin disconnected; its devices are unhealthy", "resourceName",
+                    resource, "endpoint", ended->socket_path());
+    registry_.Disconnected(resource);
+    state.stopped_at = Now();
+    if (state.last_stopped != nullptr) retired_.push_back(std::move(state.last_stopped));
+    state.last_stopped = std::move(ended);
+    return;
+  }
+  // Kept alive until released from another thread: this is its own stream thread.
+  retired_.push_back(std::move(ended));
+  if (!was_active) return;
+  // The newest surviving instance takes over with its latest snapshot.
+  const std::shared_ptr<Endpoint>& promoted = state.connected.back();
+  KDP_LOG_INFO("Device plugin endpoint disconnected; a newer one still serving takes over",
+               "resourceName", resource, "endpoint", promoted->socket_path());
+  registry_.Connected(resource, promoted->socket_path());
+  if (auto snap = state.snapshots.find(promoted.get()); snap != state.snapshots.end()) {
+    registry_.Update(resource, *snap->second);
+  }
+}
+
+void DeviceManager::ReleaseRetired() {
+  std::vector<std::shared_ptr<Endpoint>> retired;
+  {
+    absl::MutexLock lock(&mu_);
+    retired.swap(retired_);
+  }
+  for (auto& endpoint : retired) endpoint->Stop();
+}
+
+DeviceManager::EndpointLookup DeviceManager::EndpointFor(const std::string& resource) const {
+  absl::MutexLock lock(&mu_);
+  auto it = endpoints_.find(resource);
+  if (it == endpoints_.end()) return {};
+  const ResourceEndpoints& state = it->second;
+  return {.endpoint = state.connected.empty() ? state.last_stopped : state.connected.back(),
+          .known = true};
 }
 
 bool DeviceManager::IsDevicePluginResource(const std::string& resource) const {
   return registry_.Has(resource) || pod_devices_.Resources().contains(resource);
 }
 
+std::vector<ResourceCapacity> DeviceManager::GetCapacity() {
+  const absl::Time now = Now();
+  std::vector<std::string> expired;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto it = endpoints_.begin(); it != endpoints_.end();) {
+      const ResourceEndpoints& state = it->second;
+      if (!state.connected.empty() || !state.stopped_at.has_value() ||
+          now - *state.stopped_at <= options_.endpoint_grace_period) {
+        ++it;
+        continue;
+      }
+      KDP_LOG_WARNING(
+          "Device plugin resource removed: its endpoint stayed stopped past the grace "
+          "period",
+          "resourceName", it->first, "gracePeriod",
+          absl::FormatDuration(options_.endpoint_grace_period));
+      registry_.Remove(it->first);
+      removed_.insert(it->first);
+      expired.push_back(it->first);
+      if (it->second.last_stopped != nullptr)
+        retired_.push_back(std::move(it->second.last_stopped));
+      it = endpoints_.erase(it);
+    }
+  }
+  ReleaseRetired();
+  for (const std::string& resource : expired) {
+    if (options_.store == nullptr) continue;
+    if (absl::Status recorded = options_.store->RecordResource(resource, false, {});
+        !recorded.ok()) {
+      KDP_LOG_ERROR("Failed to journal a removed resource", "resourceName", resource, "err",
+                    recorded.message());
+    }
+  }
+  std::vector<ResourceCapacity> out;
+  for (const ResourceDevices& resource : registry_.List()) {
+    out.push_back({.name = resource.name,
+                   .capacity = resource.capacity(),
+                   .allocatable = resource.allocatable(),
+                   .removed = false});
+  }
+  absl::MutexLock lock(&mu_);
+  for (const std::string& name : removed_) {
+    if (registry_.Has(name)) continue;
+    out.push_back({.name = name, .capacity = 0, .allocatable = 0, .removed = true});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const ResourceCapacity& a, const ResourceCapacity& b) { return a.name < b.name; });
+  return out;
+}
+
+void DeviceManager::UpdateAllocatedDevices() {
+  const ActivePodsSource* source = nullptr;
+  {
+    absl::MutexLock lock(&mu_);
+    source = pod_source_;
+  }
+  if (source == nullptr || !source->SourcesReady()) return;
+  const uint64_t generation = source->Generation();
+  const std::set<std::string> active = source->ActivePodUids();
+  for (const std::string& uid : pod_devices_.PodUids()) {
+    if (active.contains(uid)) continue;
+    KDP_LOG_INFO("Releasing the devices of a pod that is no longer active", "podUID", uid);
+    RemovePod(uid);
+  }
+  absl::MutexLock lock(&mu_);
+  collected_generation_ = generation;
+}
+
 absl::Status DeviceManager::Allocate(const Pod& pod, const Container& container) {
+  // The kubelet collects garbage before every allocation; here only when a pod has left the
+  // active set since the last collection, the only way an allocation can become stale.
+  bool collect = false;
+  {
+    absl::MutexLock lock(&mu_);
+    collect = pod_source_ != nullptr && collected_generation_ != pod_source_->Generation();
+  }
+  if (collect) UpdateAllocatedDevices();
   std::map<std::string, std::set<std::string>> reusable;
   {
     absl::MutexLock lock(&mu_);
@@ -118,11 +352,10 @@ absl::Status DeviceManager::Allocate(const Pod& pod, const Container& container)
 absl::Status DeviceManager::AllocateContainerResources(
     const Pod& pod, const Container& container,
     const std::map<std::string, std::set<std::string>>& reusable) {
-  bool allocated = false;
   // std::map iterates resources in name order: deterministic where the kubelet's Go map is not.
   for (const auto& [resource, required] : container.extended_resources) {
     if (!IsDevicePluginResource(resource)) continue;
-    std::shared_ptr<Endpoint> endpoint = EndpointFor(resource);
+    std::shared_ptr<Endpoint> endpoint = EndpointFor(resource).endpoint;
     AllocationRequest request{
         .pod_uid = pod.uid,
         .container = container.name,
@@ -161,6 +394,11 @@ absl::Status DeviceManager::AllocateContainerResources(
       }
       for (int64_t node : it->second.numa_nodes) per_numa[node].push_back(id);
     }
+    checkpoint::Entry entry{.pod_uid = pod.uid,
+                            .container_name = container.name,
+                            .resource_name = resource,
+                            .devices = per_numa,
+                            .alloc_resp = {}};
     // Reserved before the RPC: no other allocation can pick these while it is in flight.
     pod_devices_.Reserve(pod.uid, container.name, resource, std::move(per_numa));
     if (endpoint == nullptr) {
@@ -176,38 +414,38 @@ absl::Status DeviceManager::AllocateContainerResources(
       pod_devices_.Rollback(pod.uid, container.name, resource);
       return absl::InternalError(errors::NoContainersInResponse(response->ShortDebugString()));
     }
+    const v1beta1::ContainerAllocateResponse& answer = response->container_responses(0);
+    auto commit = [&] { pod_devices_.Commit(pod.uid, container.name, resource, answer); };
+    if (options_.store != nullptr) {
+      entry.alloc_resp = SerializeResponse(answer);
+      // A failed journal write fails the admission, as the kubelet's failed checkpoint write does.
+      if (absl::Status recorded = options_.store->RecordAllocation(entry, commit); !recorded.ok()) {
+        pod_devices_.Rollback(pod.uid, container.name, resource);
+        return recorded;
+      }
+    } else {
+      commit();
+    }
     KDP_LOG_INFO("Allocated devices", "podUID", pod.uid, "containerName", container.name,
                  "resourceName", resource, "devices", absl::StrJoin(picked, ","));
-    pod_devices_.Commit(pod.uid, container.name, resource, response->container_responses(0));
-    allocated = true;
   }
-  // Once per container, and a failed write fails the admission, as in the kubelet.
-  return allocated ? WriteCheckpoint() : absl::OkStatus();
+  return absl::OkStatus();
 }
 
-absl::Status DeviceManager::WriteCheckpoint() {
-  if (options_.checkpoint_path.empty()) return absl::OkStatus();
-  absl::MutexLock lock(&checkpoint_mu_);
+checkpoint::Data DeviceManager::CheckpointData() const {
   checkpoint::Data data;
   for (PodDevicesEntry& entry : pod_devices_.Entries()) {
-    std::string alloc_resp;
-    {
-      google::protobuf::io::StringOutputStream stream(&alloc_resp);
-      google::protobuf::io::CodedOutputStream coded(&stream);
-      coded.SetSerializationDeterministic(true);  // Maps in key order: the same bytes each time.
-      entry.response.SerializeToCodedStream(&coded);
-    }
     data.entries.push_back({.pod_uid = std::move(entry.pod_uid),
                             .container_name = std::move(entry.container_name),
                             .resource_name = std::move(entry.resource_name),
                             .devices = std::move(entry.devices),
-                            .alloc_resp = std::move(alloc_resp)});
+                            .alloc_resp = SerializeResponse(entry.response)});
   }
   for (const ResourceDevices& resource : registry_.List()) {
     std::set<std::string> healthy = resource.Healthy();
     data.registered_devices[resource.name] = {healthy.begin(), healthy.end()};
   }
-  return WriteFileDurably(options_.checkpoint_path, checkpoint::Encode(data));
+  return data;
 }
 
 absl::StatusOr<RunContainerOptions> DeviceManager::GetDeviceRunContainerOptions(
@@ -216,11 +454,14 @@ absl::StatusOr<RunContainerOptions> DeviceManager::GetDeviceRunContainerOptions(
   for (const PodDevicesEntry& entry : entries) {
     auto limit = container.extended_resources.find(entry.resource_name);
     if (limit == container.extended_resources.end() || limit->second == 0) continue;
-    std::shared_ptr<Endpoint> endpoint = EndpointFor(entry.resource_name);
-    if (endpoint == nullptr) {
+    EndpointLookup lookup = EndpointFor(entry.resource_name);
+    if (!lookup.known) {
       return absl::FailedPreconditionError(errors::EndpointNotFound(entry.resource_name));
     }
-    if (!endpoint->options().pre_start_required()) continue;
+    // A resource restored from the checkpoint has a stopped endpoint without options: no
+    // PreStartContainer, as in the kubelet.
+    const std::shared_ptr<Endpoint>& endpoint = lookup.endpoint;
+    if (endpoint == nullptr || !endpoint->options().pre_start_required()) continue;
     std::set<std::string> ids = DeviceIds(entry.devices);
     KDP_RETURN_IF_ERROR(endpoint->PreStartContainer({ids.begin(), ids.end()}));
   }
@@ -229,13 +470,30 @@ absl::StatusOr<RunContainerOptions> DeviceManager::GetDeviceRunContainerOptions(
   return MergeRunContainerOptions(responses);
 }
 
+RunContainerOptions DeviceManager::CachedRunContainerOptions(const std::string& pod_uid,
+                                                             const std::string& container) const {
+  std::vector<PodDevicesEntry> entries = pod_devices_.ContainerEntries(pod_uid, container);
+  std::vector<const v1beta1::ContainerAllocateResponse*> responses;
+  for (const PodDevicesEntry& entry : entries) responses.push_back(&entry.response);
+  return MergeRunContainerOptions(responses);
+}
+
 void DeviceManager::RemovePod(const std::string& pod_uid) {
-  pod_devices_.DeletePod(pod_uid);
-  if (absl::Status written = WriteCheckpoint(); !written.ok()) {
-    KDP_LOG_ERROR("Failed to write checkpoint file", "err", written.message());
+  {
+    absl::MutexLock lock(&mu_);
+    devices_to_reuse_.erase(pod_uid);
   }
-  absl::MutexLock lock(&mu_);
-  devices_to_reuse_.erase(pod_uid);
+  if (!pod_devices_.HasPod(pod_uid)) return;
+  auto remove = [&] { pod_devices_.DeletePod(pod_uid); };
+  if (options_.store == nullptr) return remove();
+  if (absl::Status recorded = options_.store->RecordPodDevicesRemoved(pod_uid, remove);
+      !recorded.ok()) {
+    // The devices are free all the same: should the removal be lost in a crash, the pod is no
+    // longer in the pod store and garbage collection frees them again after the restart.
+    KDP_LOG_ERROR("Failed to journal a pod's released devices", "podUID", pod_uid, "err",
+                  recorded.message());
+    remove();
+  }
 }
 
 std::vector<PodDevicesEntry> DeviceManager::ContainerEntries(const std::string& pod_uid,

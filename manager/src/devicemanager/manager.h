@@ -8,31 +8,69 @@
 #ifndef KDP_MANAGER_SRC_DEVICEMANAGER_MANAGER_H_
 #define KDP_MANAGER_SRC_DEVICEMANAGER_MANAGER_H_
 
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "manager/src/devicemanager/checkpoint/checkpoint.h"
 #include "manager/src/devicemanager/device_registry.h"
 #include "manager/src/devicemanager/endpoint.h"
 #include "manager/src/devicemanager/pod_devices.h"
 #include "manager/src/devicemanager/registration_server.h"
 #include "manager/src/devicemanager/run_options.h"
 #include "manager/src/pod/pod.h"
+#include "manager/src/state/state_store.h"
 
 namespace kdp::manager {
+
+// The pods the node runs, as the device manager's garbage collection sees them (the kubelet's
+// activePods and sourcesReady callbacks). Implemented by the pod manager.
+class ActivePodsSource {
+ public:
+  virtual ~ActivePodsSource() = default;
+  // False until every pod source has been read (at start, until the pod store is restored).
+  virtual bool SourcesReady() const = 0;
+  // Changes whenever a pod leaves the active set: while it is unchanged no allocation can have
+  // become stale, and garbage collection has nothing to do.
+  virtual uint64_t Generation() const = 0;
+  // UIDs of the active pods, the one being admitted included.
+  virtual std::set<std::string> ActivePodUids() const = 0;
+};
 
 struct DeviceManagerOptions {
   // <kubelet-root>/device-plugins: kubelet.sock and the plugins' sockets.
   std::string plugins_dir;
-  EndpointOptions endpoint;
-  // Where the kubelet-format checkpoint is written (normally
-  // <plugins_dir>/kubelet_internal_checkpoint); empty: not written.
-  std::string checkpoint_path = {};
+  EndpointOptions endpoint = {};
+  // How long a resource whose plugin disconnected (or that was read back from the checkpoint)
+  // keeps its capacity before it is removed (the kubelet's endpointStopGracePeriod).
+  absl::Duration endpoint_grace_period = absl::Minutes(5);
+  // How often capacity is recomputed (purging expired resources), as the kubelet's node status
+  // sync does; zero: only when GetCapacity() is called.
+  absl::Duration housekeeping_interval = absl::ZeroDuration();
+  // The clock of the grace period; absl::Now when empty.
+  std::function<absl::Time()> now = {};
+  // Where changes are journaled and the checkpoint written; nullptr: memory only. Borrowed; must
+  // outlive the manager.
+  StateStore* store = nullptr;
+};
+
+// One resource as the node reports it (GetCapacity).
+struct ResourceCapacity {
+  std::string name;
+  int64_t capacity = 0;
+  int64_t allocatable = 0;
+  // The resource was removed after its grace period (reported as 0, as the kubelet does).
+  bool removed = false;
 };
 
 class DeviceManager : public RegistrationHandler {
@@ -43,21 +81,32 @@ class DeviceManager : public RegistrationHandler {
   DeviceManager(const DeviceManager&) = delete;
   DeviceManager& operator=(const DeviceManager&) = delete;
 
+  // Restores the checkpoint's allocations (entries whose AllocResp does not parse are skipped, as
+  // in the kubelet) and brings back every resource it lists as a stopped endpoint: capacity and
+  // allocatable 0 until its plugin registers again, removed if it does not within the grace
+  // period. REQUIRES: before Start().
+  void Restore(const checkpoint::Data& data) ABSL_LOCKS_EXCLUDED(mu_);
+  // Garbage collection's view of the node's pods. Borrowed; must outlive the manager.
+  void SetActivePodsSource(const ActivePodsSource* source) ABSL_LOCKS_EXCLUDED(mu_);
+
   // Removes stale plugin sockets and serves kubelet.sock.
-  [[nodiscard]] absl::Status Start();
+  [[nodiscard]] absl::Status Start() ABSL_LOCKS_EXCLUDED(mu_);
   // Stops the registration server and every endpoint. Idempotent.
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
 
-  // RegistrationHandler: dials the plugin, then replaces any endpoint of the same resource (its
-  // stream is cancelled: newest registration wins, and a late end of the old stream can no
-  // longer mark the new one's devices unhealthy, kubernetes #121994).
+  // RegistrationHandler: rejects a second registration of a (resource, socket) that is still
+  // connected (ALREADY_EXISTS, "device plugin already connected: <socket>"), dials the plugin,
+  // then makes it the resource's active endpoint. Endpoints are keyed by (resource, socket): an
+  // older instance on another socket stays connected as a standby, and the end of its stream never
+  // disconnects the new one (kubernetes #121994, #127803).
   absl::Status RegisterPlugin(const std::string& resource_name,
                               const std::string& socket_path) override
       ABSL_LOCKS_EXCLUDED(registration_mu_, mu_);
 
   // Allocates the container's devices (the kubelet's Allocate(pod, container)): init containers
   // before app containers; devices of finished regular init containers are reused by later
-  // containers of the pod, sidecars keep theirs. Errors carry the kubelet's texts.
+  // containers of the pod, sidecars keep theirs. Errors carry the kubelet's texts; a journal
+  // write failure fails the allocation, as the kubelet's checkpoint write failure does.
   absl::Status Allocate(const Pod& pod, const Container& container) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Calls PreStartContainer where the plugin requires it, then merges the container's cached
@@ -65,28 +114,61 @@ class DeviceManager : public RegistrationHandler {
   absl::StatusOr<RunContainerOptions> GetDeviceRunContainerOptions(const Pod& pod,
                                                                    const Container& container)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // The merged cached Allocate answers only: for containers already running (restored pods).
+  RunContainerOptions CachedRunContainerOptions(const std::string& pod_uid,
+                                                const std::string& container) const;
 
   // Releases every device of the pod.
   void RemovePod(const std::string& pod_uid) ABSL_LOCKS_EXCLUDED(mu_);
+  // Garbage collection (UpdateAllocatedDevices): a no-op until the pod sources are ready; then
+  // releases the devices of every pod that is not active. Allocate() runs it first whenever a pod
+  // left the active set since the last run.
+  void UpdateAllocatedDevices() ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Capacity and allocatable per resource (GetCapacity): a resource whose endpoint stopped more
+  // than the grace period ago is removed first (and reported, from then on, as removed with 0).
+  std::vector<ResourceCapacity> GetCapacity() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Committed allocations of one container, ordered by resource.
   std::vector<PodDevicesEntry> ContainerEntries(const std::string& pod_uid,
                                                 const std::string& container) const;
   // Every resource with its devices, ordered by name.
   std::vector<ResourceDevices> Resources() const { return registry_.List(); }
+  // The state as the kubelet checkpoints it: committed allocations, and per resource its healthy
+  // devices.
+  checkpoint::Data CheckpointData() const;
 
  private:
-  std::shared_ptr<Endpoint> EndpointFor(const std::string& resource) const ABSL_LOCKS_EXCLUDED(mu_);
+  // The endpoints of one resource (kubernetes PR #135437: keyed by socket).
+  struct ResourceEndpoints {
+    // Connected endpoints in registration order; the last one is active: it serves the calls and
+    // its snapshots are the resource's devices.
+    std::vector<std::shared_ptr<Endpoint>> connected;
+    // Latest snapshot of each connected endpoint, applied when it becomes active.
+    std::map<const Endpoint*, std::shared_ptr<const v1beta1::ListAndWatchResponse>> snapshots;
+    // When the last endpoint disconnected, or the resource was restored; unset while connected.
+    std::optional<absl::Time> stopped_at;
+    // The endpoint that disconnected last (its calls fail as "has been stopped").
+    std::shared_ptr<Endpoint> last_stopped;
+  };
+  struct EndpointLookup {
+    std::shared_ptr<Endpoint> endpoint;  // connected (active) or stopped
+    bool known = false;                  // the resource has endpoints, possibly none connected
+  };
+
+  absl::Time Now() const { return options_.now ? options_.now() : absl::Now(); }
+  EndpointLookup EndpointFor(const std::string& resource) const ABSL_LOCKS_EXCLUDED(mu_);
   bool IsDevicePluginResource(const std::string& resource) const;
   absl::Status AllocateContainerResources(
       const Pod& pod, const Container& container,
       const std::map<std::string, std::set<std::string>>& reusable);
+  void OnSnapshot(const std::string& resource, const Endpoint* endpoint,
+                  const v1beta1::ListAndWatchResponse& snapshot) ABSL_LOCKS_EXCLUDED(mu_);
   void OnStreamEnded(const std::string& resource, const Endpoint* endpoint)
       ABSL_LOCKS_EXCLUDED(mu_);
-  // Writes the whole state in the kubelet's format, as the kubelet does after every ListAndWatch
-  // message and every allocation. The state is read under the same lock as the write, so a
-  // later write never carries an older state.
-  absl::Status WriteCheckpoint() ABSL_LOCKS_EXCLUDED(checkpoint_mu_);
+  // Endpoints that ended are released here, never on their own stream thread.
+  void ReleaseRetired() ABSL_LOCKS_EXCLUDED(mu_);
+  void HousekeepingLoop() ABSL_LOCKS_EXCLUDED(mu_);
 
   const DeviceManagerOptions options_;
   DeviceRegistry registry_;
@@ -98,13 +180,17 @@ class DeviceManager : public RegistrationHandler {
   // stream). The dial-back runs before it, unserialised.
   absl::Mutex registration_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   mutable absl::Mutex mu_;
-  std::map<std::string, std::shared_ptr<Endpoint>> endpoints_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, ResourceEndpoints> endpoints_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> removed_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<Endpoint>> retired_ ABSL_GUARDED_BY(mu_);
   // Pod UID → resource → devices of its finished init containers (devicesToReuse). Holds at most
   // the pod being admitted.
   std::map<std::string, std::map<std::string, std::set<std::string>>> devices_to_reuse_
       ABSL_GUARDED_BY(mu_);
+  const ActivePodsSource* pod_source_ ABSL_GUARDED_BY(mu_) = nullptr;
+  std::optional<uint64_t> collected_generation_ ABSL_GUARDED_BY(mu_);
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
-  absl::Mutex checkpoint_mu_;
+  std::thread housekeeping_;
 };
 
 }  // namespace kdp::manager

@@ -11,11 +11,37 @@ std::set<std::string> DeviceIds(const DevicesPerNuma& devices) {
   return ids;
 }
 
+void PodDevices::IndexLocked(const std::string& resource, const DevicesPerNuma& devices,
+                             int delta) {
+  std::map<std::string, int>& counts = allocated_[resource];
+  for (const std::string& id : DeviceIds(devices)) {
+    if ((counts[id] += delta) <= 0) counts.erase(id);
+  }
+  if (counts.empty()) allocated_.erase(resource);
+}
+
+void PodDevices::EraseLocked(std::map<Key, Allocation>::iterator it) {
+  IndexLocked(std::get<2>(it->first), it->second.devices, -1);
+  entries_.erase(it);
+}
+
 void PodDevices::Reserve(const std::string& pod_uid, const std::string& container,
                          const std::string& resource, DevicesPerNuma devices) {
   absl::MutexLock lock(&mu_);
-  entries_[Key(pod_uid, container, resource)] =
-      Allocation{.devices = std::move(devices), .response = {}, .committed = false};
+  Key key(pod_uid, container, resource);
+  if (auto it = entries_.find(key); it != entries_.end()) EraseLocked(it);
+  IndexLocked(resource, devices, +1);
+  entries_[key] = Allocation{.devices = std::move(devices), .response = {}, .committed = false};
+}
+
+void PodDevices::Restore(PodDevicesEntry entry) {
+  absl::MutexLock lock(&mu_);
+  Key key(entry.pod_uid, entry.container_name, entry.resource_name);
+  if (auto it = entries_.find(key); it != entries_.end()) EraseLocked(it);
+  IndexLocked(entry.resource_name, entry.devices, +1);
+  entries_[key] = Allocation{.devices = std::move(entry.devices),
+                             .response = std::move(entry.response),
+                             .committed = true};
 }
 
 void PodDevices::Commit(const std::string& pod_uid, const std::string& container,
@@ -31,13 +57,20 @@ void PodDevices::Rollback(const std::string& pod_uid, const std::string& contain
                           const std::string& resource) {
   absl::MutexLock lock(&mu_);
   auto it = entries_.find(Key(pod_uid, container, resource));
-  if (it != entries_.end() && !it->second.committed) entries_.erase(it);
+  if (it != entries_.end() && !it->second.committed) EraseLocked(it);
 }
 
 void PodDevices::DeletePod(const std::string& pod_uid) {
   absl::MutexLock lock(&mu_);
   auto it = entries_.lower_bound(Key(pod_uid, "", ""));
-  while (it != entries_.end() && std::get<0>(it->first) == pod_uid) it = entries_.erase(it);
+  while (it != entries_.end() && std::get<0>(it->first) == pod_uid) EraseLocked(it++);
+}
+
+std::set<std::string> PodDevices::PodUids() const {
+  absl::MutexLock lock(&mu_);
+  std::set<std::string> out;
+  for (const auto& [key, allocation] : entries_) out.insert(out.end(), std::get<0>(key));
+  return out;
 }
 
 bool PodDevices::HasPod(const std::string& pod_uid) const {
@@ -49,17 +82,16 @@ bool PodDevices::HasPod(const std::string& pod_uid) const {
 std::set<std::string> PodDevices::Allocated(const std::string& resource) const {
   absl::MutexLock lock(&mu_);
   std::set<std::string> out;
-  for (const auto& [key, allocation] : entries_) {
-    if (std::get<2>(key) != resource) continue;
-    for (const auto& [node, ids] : allocation.devices) out.insert(ids.begin(), ids.end());
-  }
+  auto it = allocated_.find(resource);
+  if (it == allocated_.end()) return out;
+  for (const auto& [id, count] : it->second) out.insert(out.end(), id);
   return out;
 }
 
 std::set<std::string> PodDevices::Resources() const {
   absl::MutexLock lock(&mu_);
   std::set<std::string> out;
-  for (const auto& [key, allocation] : entries_) out.insert(std::get<2>(key));
+  for (const auto& [resource, ids] : allocated_) out.insert(out.end(), resource);
   return out;
 }
 

@@ -2,7 +2,9 @@
 // plugin's cached Allocate answer (the kubelet's pod_devices.go). An allocation is first reserved
 // (its devices count as allocated at once) and then committed with the answer or rolled back, so
 // devices picked for an in-flight Allocate can never be handed out twice (kubernetes PR #137534).
-// The set of allocated devices is always derived from these entries, never kept beside them.
+// The set of allocated devices is derived from these entries: an index (resource → device → number
+// of entries holding it) is updated with every change under the same lock, so asking which devices
+// are taken costs O(devices of the resource), not O(every pod on the node).
 //
 // Thread-safe.
 #ifndef KDP_MANAGER_SRC_DEVICEMANAGER_POD_DEVICES_H_
@@ -48,12 +50,17 @@ class PodDevices {
   void Rollback(const std::string& pod_uid, const std::string& container,
                 const std::string& resource) ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Records a committed entry read back from the checkpoint (replacing any for its key).
+  void Restore(PodDevicesEntry entry) ABSL_LOCKS_EXCLUDED(mu_);
+
   void DeletePod(const std::string& pod_uid) ABSL_LOCKS_EXCLUDED(mu_);
   bool HasPod(const std::string& pod_uid) const ABSL_LOCKS_EXCLUDED(mu_);
+  // UIDs of every pod with an entry (reserved or committed), ordered.
+  std::set<std::string> PodUids() const ABSL_LOCKS_EXCLUDED(mu_);
 
   // Devices of `resource` held by any container, reserved ones included.
   std::set<std::string> Allocated(const std::string& resource) const ABSL_LOCKS_EXCLUDED(mu_);
-  // Resources with an allocation entry (reserved or committed).
+  // Resources with devices held by some entry (reserved or committed).
   std::set<std::string> Resources() const ABSL_LOCKS_EXCLUDED(mu_);
   // The devices (pod, container) holds for `resource`, reserved or committed; nullopt when none.
   std::optional<std::set<std::string>> ContainerDevices(const std::string& pod_uid,
@@ -75,8 +82,14 @@ class PodDevices {
   };
   using Key = std::tuple<std::string, std::string, std::string>;  // pod, container, resource
 
+  void EraseLocked(std::map<Key, Allocation>::iterator it) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void IndexLocked(const std::string& resource, const DevicesPerNuma& devices, int delta)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   mutable absl::Mutex mu_;
   std::map<Key, Allocation> entries_ ABSL_GUARDED_BY(mu_);
+  // Resource → device ID → number of entries holding it.
+  std::map<std::string, std::map<std::string, int>> allocated_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace kdp::manager

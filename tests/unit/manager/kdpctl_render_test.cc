@@ -86,11 +86,11 @@ TEST(NodeStatusJson, RendersResourcesDevicesAndNumaAsNumbers) {
 
   EXPECT_EQ(NodeStatusJson(status), nlohmann::json::parse(R"({"resources": [
     {"name": "example.com/gpu", "capacity": 1099511627776, "allocatable": 3, "allocated": 1,
-     "connected": true, "endpoint": "/var/lib/kubelet/device-plugins/gpu.sock",
+     "connected": true, "removed": false, "endpoint": "/var/lib/kubelet/device-plugins/gpu.sock",
      "devices": [{"id": "gpu-0", "health": "Healthy", "numa": [1, 0], "pod": "default/train"},
                  {"id": "gpu-1", "health": "Unhealthy", "numa": [], "pod": ""}]},
     {"name": "example.com/idle", "capacity": 0, "allocatable": 0, "allocated": 0,
-     "connected": false, "endpoint": "", "devices": []}
+     "connected": false, "removed": false, "endpoint": "", "devices": []}
   ]})"));
 }
 

@@ -1,0 +1,211 @@
+#include "manager/src/pod/pod_json.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "nlohmann/json.hpp"
+
+namespace kdp::manager {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr std::pair<std::string_view, ContainerKind> kKinds[] = {
+    {"init", ContainerKind::kInit},
+    {"sidecar", ContainerKind::kSidecar},
+    {"app", ContainerKind::kApp}};
+
+std::string KindName(ContainerKind kind) {
+  for (const auto& [name, value] : kKinds) {
+    if (value == kind) return std::string(name);
+  }
+  return "";  // An out-of-range enum value; PodFromJson rejects it.
+}
+
+// Length of the valid UTF-8 sequence at s[i], or 0 where Go's utf8.DecodeRuneInString would
+// return RuneError (bad or truncated sequence, overlong form, surrogate, above U+10FFFF).
+size_t Utf8Length(std::string_view s, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  const unsigned char lead = byte(0);
+  if (lead < 0x80) return 1;
+  const size_t n = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 0;
+  if (n == 0 || lead > 0xf4 || i + n > s.size()) return 0;
+  uint32_t value = lead & (0x7f >> n);
+  for (size_t k = 1; k < n; ++k) {
+    if ((byte(k) & 0xc0) != 0x80) return 0;
+    value = (value << 6) | (byte(k) & 0x3f);
+  }
+  static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (value < kMin[n] || value > 0x10ffff || (value >= 0xd800 && value <= 0xdfff)) return 0;
+  return n;
+}
+
+// `s` with each byte that starts no valid UTF-8 sequence replaced by U+FFFD, as Go's
+// encoding/json writes strings, so that dump() cannot throw type_error.316.
+std::string ValidUtf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const size_t length = Utf8Length(s, i);
+    out.append(length == 0 ? std::string_view("\xef\xbf\xbd") : s.substr(i, length));
+    i += length == 0 ? 1 : length;
+  }
+  return out;
+}
+
+Json ContainersToJson(const std::vector<Container>& containers) {
+  Json list = Json::array();
+  for (const Container& container : containers) {
+    Json extended = Json::object();
+    for (const auto& [key, count] : container.extended_resources) extended[ValidUtf8(key)] = count;
+    Json other = Json::object();
+    for (const auto& [key, limit] : container.other_limits) {
+      other[ValidUtf8(key)] = ValidUtf8(limit);
+    }
+    list.push_back(Json::object({{"name", ValidUtf8(container.name)},
+                                 {"kind", KindName(container.kind)},
+                                 {"extendedResources", std::move(extended)},
+                                 {"otherLimits", std::move(other)}}));
+  }
+  return list;
+}
+
+std::string Join(const std::string& path, std::string_view key) {
+  return path.empty() ? std::string(key) : absl::StrCat(path, ".", std::string(key));
+}
+
+// Reads one pod; every error names `source` and the JSON path of the bad value.
+class Decoder {
+ public:
+  explicit Decoder(std::string_view source) : source_(source) {}
+
+  absl::StatusOr<Pod> ReadPod(const Json& json, const std::string& path) {
+    if (!json.is_object()) return Error(path, "must be an object");
+    Pod pod;
+    KDP_ASSIGN_OR_RETURN(pod.namespace_, NonEmptyString(json, path, "namespace"));
+    KDP_ASSIGN_OR_RETURN(pod.name, NonEmptyString(json, path, "name"));
+    KDP_ASSIGN_OR_RETURN(pod.uid, NonEmptyString(json, path, "uid"));
+    KDP_ASSIGN_OR_RETURN(pod.init_containers, ReadContainers(json, path, "initContainers"));
+    KDP_ASSIGN_OR_RETURN(pod.containers, ReadContainers(json, path, "containers"));
+    return pod;
+  }
+
+ private:
+  absl::Status Error(const std::string& path, std::string_view rule) const {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source_, ": ", path, path.empty() ? "" : ": ", std::string(rule)));
+  }
+
+  // object[key], which must exist and have the type `is` tests for (`type`, for the message).
+  absl::StatusOr<const Json*> Field(const Json& object, const std::string& path,
+                                    std::string_view key, bool (Json::*is)() const noexcept,
+                                    std::string_view type) const {
+    const auto it = object.find(key);
+    if (it == object.end()) return Error(Join(path, key), "Required value");
+    if (!((*it).*is)()) return Error(Join(path, key), absl::StrCat("must be ", std::string(type)));
+    return &*it;
+  }
+
+  absl::StatusOr<std::string> NonEmptyString(const Json& object, const std::string& path,
+                                             std::string_view key) const {
+    KDP_ASSIGN_OR_RETURN(const Json* value, Field(object, path, key, &Json::is_string, "a string"));
+    if (value->get_ref<const std::string&>().empty()) {
+      return Error(Join(path, key), "must be non-empty");
+    }
+    return value->get<std::string>();
+  }
+
+  absl::StatusOr<std::vector<Container>> ReadContainers(const Json& pod, const std::string& path,
+                                                        std::string_view key) {
+    const bool init = key == "initContainers";
+    KDP_ASSIGN_OR_RETURN(const Json* list, Field(pod, path, key, &Json::is_array, "an array"));
+    if (!init && list->empty()) return Error(Join(path, key), "must be non-empty");
+    std::vector<Container> containers;
+    for (size_t i = 0; i < list->size(); ++i) {
+      KDP_ASSIGN_OR_RETURN(
+          Container container,
+          ReadContainer((*list)[i], absl::StrCat(Join(path, key), "[", i, "]"), init));
+      containers.push_back(std::move(container));
+    }
+    return containers;
+  }
+
+  absl::StatusOr<Container> ReadContainer(const Json& json, const std::string& path, bool init) {
+    if (!json.is_object()) return Error(path, "must be an object");
+    Container container;
+    KDP_ASSIGN_OR_RETURN(container.name, NonEmptyString(json, path, "name"));
+    const auto [first, inserted] = name_paths_.emplace(container.name, Join(path, "name"));
+    if (!inserted) {
+      const std::string quoted =
+          Json(container.name).dump(-1, ' ', false, Json::error_handler_t::replace);
+      return Error(Join(path, "name"),
+                   absl::StrCat("must be unique in the pod: ", quoted, " is also ", first->second));
+    }
+    KDP_ASSIGN_OR_RETURN(const Json* kind, Field(json, path, "kind", &Json::is_string, "a string"));
+    const auto* it = std::find_if(std::begin(kKinds), std::end(kKinds), [&](const auto& entry) {
+      return entry.first == kind->get_ref<const std::string&>();
+    });
+    if (it == std::end(kKinds)) {
+      return Error(Join(path, "kind"), R"(must be one of "init", "sidecar", "app")");
+    }
+    container.kind = it->second;
+    if (init == (container.kind == ContainerKind::kApp)) {
+      return Error(Join(path, "kind"), init ? R"(must be "init" or "sidecar" in initContainers)"
+                                            : R"(must be "app" in containers)");
+    }
+    KDP_ASSIGN_OR_RETURN(const Json* extended,
+                         Field(json, path, "extendedResources", &Json::is_object, "an object"));
+    for (const auto& [name, value] : extended->items()) {
+      // A device count is an integer in [0, INT64_MAX]; parse() gives non-negative ones unsigned.
+      if (value.is_number_unsigned() ? value.get<uint64_t>() > uint64_t{INT64_MAX}
+                                     : !value.is_number_integer() || value.get<int64_t>() < 0) {
+        return Error(absl::StrCat(Join(path, "extendedResources"), "[", name, "]"),
+                     "must be a non-negative integer");
+      }
+      container.extended_resources.emplace(name, value.get<int64_t>());
+    }
+    KDP_ASSIGN_OR_RETURN(const Json* other,
+                         Field(json, path, "otherLimits", &Json::is_object, "an object"));
+    for (const auto& [name, value] : other->items()) {
+      if (!value.is_string()) {
+        return Error(absl::StrCat(Join(path, "otherLimits"), "[", name, "]"), "must be a string");
+      }
+      container.other_limits.emplace(name, value.get<std::string>());
+    }
+    return container;
+  }
+
+  const std::string source_;
+  std::map<std::string, std::string> name_paths_;  // container name -> path where first seen
+};
+
+}  // namespace
+
+nlohmann::json PodToJson(const Pod& pod) {
+  return Json::object({{"namespace", ValidUtf8(pod.namespace_)},
+                       {"name", ValidUtf8(pod.name)},
+                       {"uid", ValidUtf8(pod.uid)},
+                       {"initContainers", ContainersToJson(pod.init_containers)},
+                       {"containers", ContainersToJson(pod.containers)}});
+}
+
+absl::StatusOr<Pod> PodFromJson(const nlohmann::json& json, std::string_view source,
+                                std::string_view path_prefix) {
+  // Every access above is checked and cannot throw; this keeps any case they missed inside.
+  try {
+    return Decoder(source).ReadPod(json, std::string(path_prefix));
+  } catch (const Json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(std::string(source), ": ", e.what()));
+  }
+}
+
+}  // namespace kdp::manager

@@ -1,0 +1,475 @@
+#include "manager/src/state/state_store.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <tuple>
+#include <utility>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "common/durable_file.h"
+#include "common/logging.h"
+#include "common/status_macros.h"
+#include "manager/src/pod/pod_json.h"
+
+namespace kdp::manager {
+namespace {
+
+using nlohmann::json;
+
+// The kubelet's own words when its checkpoint cannot be read (reference §2.B item 6).
+constexpr char kKubeletCheckpointWarning[] =
+    "Continue after failing to read checkpoint file. Device allocation info may NOT be up-to-date";
+
+// Identifies a file's exact bytes in the journal ("" for a missing file).
+std::string ContentHash(std::string_view bytes) {
+  uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : bytes) {
+    hash ^= c;
+    hash *= 1099511628211ull;
+  }
+  return absl::StrCat(absl::Hex(hash, absl::kZeroPad16), "-", bytes.size());
+}
+
+std::string TimeSuffix() {
+  return absl::FormatTime("%Y%m%dT%H%M%SZ", absl::Now(), absl::UTCTimeZone());
+}
+
+// Moves an unreadable file aside (`<path>.corrupt-<time>`), so that nothing is silently dropped
+// and the next write cannot overwrite it.
+void SetAside(const std::string& path, std::string_view what) {
+  std::string aside = absl::StrCat(path, ".corrupt-", TimeSuffix());
+  if (std::rename(path.c_str(), aside.c_str()) != 0) {
+    KDP_LOG_ERROR("Cannot move unreadable file aside", "file", path, "err", strerror(errno));
+    return;
+  }
+  KDP_LOG_WARNING("Unreadable file kept aside", "what", std::string(what), "file", path, "copy",
+                  aside);
+}
+
+// ---- Pods file: {"version":1,"checksum":"<hash of the pods dump>","pods":[...]} ----
+
+std::string EncodePods(const std::vector<Pod>& pods) {
+  json list = json::array();
+  for (const Pod& pod : pods) list.push_back(PodToJson(pod));
+  std::string dump = list.dump();
+  return absl::StrCat(R"({"version":1,"checksum":")", ContentHash(dump), R"(","pods":)", dump,
+                      "}\n");
+}
+
+absl::StatusOr<std::vector<Pod>> DecodePods(const std::string& bytes, const std::string& path) {
+  json doc = json::parse(bytes, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    return absl::DataLossError(absl::StrCat(path, ": not a JSON object"));
+  }
+  if (doc.value("version", 0) != 1) {
+    return absl::DataLossError(absl::StrCat(path, ": version: must be 1"));
+  }
+  auto pods = doc.find("pods");
+  auto checksum = doc.find("checksum");
+  if (pods == doc.end() || !pods->is_array() || checksum == doc.end() || !checksum->is_string()) {
+    return absl::DataLossError(absl::StrCat(path, ": must hold \"pods\" (array) and \"checksum\""));
+  }
+  if (ContentHash(pods->dump()) != checksum->get<std::string>()) {
+    return absl::DataLossError(absl::StrCat(path, ": checksum mismatch"));
+  }
+  std::vector<Pod> out;
+  for (size_t i = 0; i < pods->size(); ++i) {
+    absl::StatusOr<Pod> pod = PodFromJson((*pods)[i], path, absl::StrCat("pods[", i, "]"));
+    if (!pod.ok()) return absl::DataLossError(pod.status().message());
+    out.push_back(*std::move(pod));
+  }
+  return out;
+}
+
+// ---- Journal records ----
+
+json EntryToJson(const checkpoint::Entry& entry) {
+  json devices = json::object();
+  for (const auto& [node, ids] : entry.devices) devices[absl::StrCat(node)] = ids;
+  return {{"op", "alloc"},
+          {"pod", entry.pod_uid},
+          {"container", entry.container_name},
+          {"resource", entry.resource_name},
+          {"devices", devices},
+          {"resp", absl::Base64Escape(entry.alloc_resp)}};
+}
+
+absl::StatusOr<checkpoint::Entry> EntryFromJson(const json& record) {
+  checkpoint::Entry entry;
+  try {
+    entry.pod_uid = record.at("pod").get<std::string>();
+    entry.container_name = record.at("container").get<std::string>();
+    entry.resource_name = record.at("resource").get<std::string>();
+    for (const auto& [node, ids] : record.at("devices").items()) {
+      int64_t numa = 0;
+      if (!absl::SimpleAtoi(node, &numa)) return absl::DataLossError("bad NUMA node key");
+      entry.devices[numa] = ids.get<std::vector<std::string>>();
+    }
+    if (!absl::Base64Unescape(record.at("resp").get<std::string>(), &entry.alloc_resp)) {
+      return absl::DataLossError("bad base64 in resp");
+    }
+  } catch (const json::exception& e) {
+    return absl::DataLossError(e.what());
+  }
+  return entry;
+}
+
+struct Header {
+  std::string checkpoint;
+  std::string pods;
+};
+
+std::string EncodeHeader(const Header& header) {
+  return json{{"kdp_state_journal", 1}, {"checkpoint", header.checkpoint}, {"pods", header.pods}}
+      .dump();
+}
+
+// One file's state at start: its hash, and whether its bytes were usable.
+struct FileState {
+  std::string hash;  // "" when missing or set aside
+  bool usable = true;
+};
+
+// The journal records to replay over a file: those with seq > *start, or none.
+std::optional<uint64_t> ReplayStart(const FileState& file, const std::string& header_hash,
+                                    const std::vector<json>& markers, const char* key) {
+  if (!file.usable) return std::nullopt;
+  if (file.hash == header_hash) return 0;
+  for (auto it = markers.rbegin(); it != markers.rend(); ++it) {
+    if ((*it).value(key, "") == file.hash) return (*it).value("upto", uint64_t{0});
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<StateStore>> StateStore::Open(StateStoreOptions options,
+                                                             RestoredState* restored) {
+  *restored = {};
+  // The checkpoint (the kubelet's file: either layout).
+  FileState checkpoint_file;
+  if (absl::StatusOr<std::string> bytes = ReadFile(options.checkpoint_path); bytes.ok()) {
+    absl::StatusOr<checkpoint::Decoded> decoded = checkpoint::Decode(*bytes);
+    std::string problem;
+    if (!decoded.ok()) {
+      problem = std::string(decoded.status().message());
+    } else if (!decoded->checksum_ok()) {
+      problem = absl::StrCat("checkpoint is corrupted: checksum ", decoded->checksum, ", computed ",
+                             decoded->computed_checksum);
+    }
+    if (!problem.empty()) {
+      KDP_LOG_WARNING(kKubeletCheckpointWarning, "err", problem, "file", options.checkpoint_path);
+      if (options.strict) {
+        return absl::DataLossError(absl::StrCat(options.checkpoint_path, ": ", problem,
+                                                " (--strict-checkpoint: refusing to start)"));
+      }
+      SetAside(options.checkpoint_path, "device manager checkpoint");
+      checkpoint_file.usable = false;
+    } else {
+      if (decoded->format == checkpoint::Format::kV1) {
+        KDP_LOG_INFO("Read a pre-1.20 (v1) checkpoint; its devices are taken as NUMA node 0",
+                     "file", options.checkpoint_path, "entries", decoded->data.entries.size());
+      }
+      restored->devices = std::move(decoded->data);
+      checkpoint_file.hash = ContentHash(*bytes);
+    }
+  } else if (!absl::IsNotFound(bytes.status())) {
+    return bytes.status();
+  }
+
+  // The pod store.
+  FileState pods_file;
+  std::map<std::string, Pod> pods;
+  if (absl::StatusOr<std::string> bytes = ReadFile(options.pods_path); bytes.ok()) {
+    absl::StatusOr<std::vector<Pod>> decoded = DecodePods(*bytes, options.pods_path);
+    if (!decoded.ok()) {
+      KDP_LOG_WARNING("Continue after failing to read the pod store; admitted pods may be missing",
+                      "err", decoded.status().message());
+      if (options.strict) {
+        return absl::DataLossError(
+            absl::StrCat(decoded.status().message(), " (--strict-checkpoint: refusing to start)"));
+      }
+      SetAside(options.pods_path, "pod store");
+      pods_file.usable = false;
+    } else {
+      for (Pod& pod : *decoded) pods[pod.uid] = std::move(pod);
+      pods_file.hash = ContentHash(*bytes);
+    }
+  } else if (!absl::IsNotFound(bytes.status())) {
+    return bytes.status();
+  }
+
+  // The journal: replay over each file what came after it.
+  JournalContents contents;
+  KDP_ASSIGN_OR_RETURN(
+      std::unique_ptr<Journal> journal,
+      Journal::Open(options.journal_path,
+                    EncodeHeader({.checkpoint = checkpoint_file.hash, .pods = pods_file.hash}),
+                    &contents));
+  if (contents.dropped_bytes > 0) {
+    KDP_LOG_WARNING("Journal tail cut off (a write the crash interrupted; never acknowledged)",
+                    "file", options.journal_path, "bytes", contents.dropped_bytes, "reason",
+                    contents.dropped_reason);
+  }
+  json header = json::parse(contents.header, nullptr, false);
+  if (header.is_discarded() || !header.is_object() || header.value("kdp_state_journal", 0) != 1) {
+    return absl::DataLossError(
+        absl::StrCat(options.journal_path, ": header is not a kdp state journal header"));
+  }
+  std::vector<json> parsed;
+  std::vector<json> markers;
+  for (const JournalRecord& record : contents.records) {
+    json payload = json::parse(record.payload, nullptr, false);
+    if (payload.is_discarded() || !payload.is_object()) {
+      return absl::DataLossError(
+          absl::StrCat(options.journal_path, ": record ", record.seq, " is not a JSON object"));
+    }
+    if (payload.value("op", "") == "compaction") markers.push_back(payload);
+    parsed.push_back(std::move(payload));
+  }
+  const std::optional<uint64_t> device_start =
+      ReplayStart(checkpoint_file, header.value("checkpoint", ""), markers, "checkpoint");
+  const std::optional<uint64_t> pods_start =
+      ReplayStart(pods_file, header.value("pods", ""), markers, "pods");
+
+  using EntryKey = std::tuple<std::string, std::string, std::string>;
+  std::map<EntryKey, checkpoint::Entry> entries;
+  for (checkpoint::Entry& entry : restored->devices.entries) {
+    EntryKey key(entry.pod_uid, entry.container_name, entry.resource_name);
+    entries[key] = std::move(entry);
+  }
+  std::vector<JournalRecord> kept;  // the records replayed, in order
+  size_t set_aside = 0;
+  for (size_t i = 0; i < parsed.size(); ++i) {
+    const json& record = parsed[i];
+    const uint64_t seq = contents.records[i].seq;
+    const std::string op = record.value("op", "");
+    if (op == "compaction") continue;
+    const bool device_op = op == "alloc" || op == "remove_pod" || op == "resource";
+    const std::optional<uint64_t>& start = device_op ? device_start : pods_start;
+    if (!start.has_value() || seq <= *start) {
+      set_aside += start.has_value() ? 0 : 1;
+      continue;
+    }
+    if (op == "alloc") {
+      absl::StatusOr<checkpoint::Entry> entry = EntryFromJson(record);
+      if (!entry.ok()) {
+        return absl::DataLossError(
+            absl::StrCat(options.journal_path, ": record ", seq, ": ", entry.status().message()));
+      }
+      EntryKey key(entry->pod_uid, entry->container_name, entry->resource_name);
+      entries[key] = *std::move(entry);
+    } else if (op == "remove_pod") {
+      const std::string uid = record.value("pod", "");
+      for (auto it = entries.lower_bound(EntryKey(uid, "", ""));
+           it != entries.end() && std::get<0>(it->first) == uid;) {
+        it = entries.erase(it);
+      }
+    } else if (op == "resource") {
+      const std::string name = record.value("name", "");
+      if (record.value("registered", false)) {
+        restored->devices.registered_devices.try_emplace(name);
+      } else {
+        restored->devices.registered_devices.erase(name);
+      }
+    } else if (op == "pod_admitted") {
+      absl::StatusOr<Pod> pod = PodFromJson(record.value("pod", json()), options.journal_path,
+                                            absl::StrCat("record ", seq));
+      if (!pod.ok()) return absl::DataLossError(pod.status().message());
+      pods[pod->uid] = *std::move(pod);
+    } else if (op == "pod_deleted") {
+      pods.erase(record.value("pod", ""));
+    } else {
+      return absl::DataLossError(
+          absl::StrCat(options.journal_path, ": record ", seq, ": unknown op \"", op, "\""));
+    }
+    kept.push_back(contents.records[i]);
+  }
+  restored->devices.entries.clear();
+  for (auto& [key, entry] : entries) restored->devices.entries.push_back(std::move(entry));
+  for (auto& [uid, pod] : pods) restored->pods.push_back(std::move(pod));
+
+  // From here on the journal must describe the files as they are now, so that what is appended
+  // after this start is replayed by the next one whatever happened to the files before.
+  const Header now{.checkpoint = checkpoint_file.hash, .pods = pods_file.hash};
+  if (set_aside > 0) {
+    std::string copy = absl::StrCat(options.journal_path, ".stale-", TimeSuffix());
+    KDP_LOG_WARNING(
+        "Journal records do not follow the files found (a checkpoint copied in, or one that was "
+        "unreadable); they are not replayed",
+        "records", set_aside, "copy", copy);
+    if (absl::StatusOr<std::string> bytes = ReadFile(options.journal_path); bytes.ok()) {
+      KDP_RETURN_IF_ERROR(WriteFileDurably(copy, *bytes));
+    }
+  }
+  if (set_aside > 0 || device_start.value_or(0) != 0 || pods_start.value_or(0) != 0 ||
+      header.value("checkpoint", "") != now.checkpoint || header.value("pods", "") != now.pods) {
+    KDP_RETURN_IF_ERROR(journal->Rewrite(EncodeHeader(now), kept));
+  }
+
+  auto store = std::unique_ptr<StateStore>(new StateStore(std::move(options), std::move(journal)));
+  absl::MutexLock lock(&store->mu_);
+  store->tail_ = std::move(kept);
+  // Write the restored state into the two files soon.
+  store->dirty_ = true;
+  store->dirty_since_ = absl::Now();
+  return store;
+}
+
+StateStore::StateStore(StateStoreOptions options, std::unique_ptr<Journal> journal)
+    : options_(std::move(options)), journal_(std::move(journal)) {}
+
+StateStore::~StateStore() { Close(); }
+
+void StateStore::StartCompaction(std::function<StateSnapshot()> snapshot) {
+  snapshot_ = std::move(snapshot);
+  thread_ = std::thread([this] { CompactionLoop(); });
+}
+
+absl::Status StateStore::Record(const std::string& payload, bool sync, const ApplyFn& apply) {
+  absl::ReaderMutexLock change(&change_mu_);
+  KDP_ASSIGN_OR_RETURN(uint64_t seq, journal_->Append(payload, sync));
+  if (apply) apply();
+  absl::MutexLock lock(&mu_);
+  tail_.push_back({.seq = seq, .payload = payload});
+  if (!dirty_) {
+    dirty_ = true;
+    dirty_since_ = absl::Now();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status StateStore::RecordAllocation(const checkpoint::Entry& entry, const ApplyFn& apply) {
+  return Record(EntryToJson(entry).dump(), /*sync=*/false, apply);
+}
+
+absl::Status StateStore::RecordPodDevicesRemoved(const std::string& pod_uid, const ApplyFn& apply) {
+  return Record(json{{"op", "remove_pod"}, {"pod", pod_uid}}.dump(), /*sync=*/false, apply);
+}
+
+absl::Status StateStore::RecordResource(const std::string& resource, bool registered,
+                                        const ApplyFn& apply) {
+  return Record(json{{"op", "resource"}, {"name", resource}, {"registered", registered}}.dump(),
+                /*sync=*/false, apply);
+}
+
+absl::Status StateStore::RecordPodAdmitted(const Pod& pod, const ApplyFn& apply) {
+  return Record(json{{"op", "pod_admitted"}, {"pod", PodToJson(pod)}}.dump(), /*sync=*/true, apply);
+}
+
+absl::Status StateStore::RecordPodDeleted(const std::string& pod_uid, const ApplyFn& apply) {
+  return Record(json{{"op", "pod_deleted"}, {"pod", pod_uid}}.dump(), /*sync=*/true, apply);
+}
+
+void StateStore::RequestCompaction() {
+  absl::MutexLock lock(&mu_);
+  if (!dirty_) {
+    dirty_ = true;
+    dirty_since_ = absl::Now();
+  }
+}
+
+absl::Status StateStore::Compact() {
+  absl::MutexLock compacting(&compact_mu_);
+  uint64_t upto = 0;
+  StateSnapshot snapshot;
+  {
+    // No change is half done while the snapshot is taken: every record up to `upto` is in it.
+    absl::MutexLock change(&change_mu_);
+    upto = journal_->last_seq();
+    {
+      absl::MutexLock lock(&mu_);
+      dirty_ = false;
+    }
+    snapshot = snapshot_();
+  }
+  const std::string checkpoint_bytes = checkpoint::Encode(snapshot.devices);
+  const std::string pods_bytes = EncodePods(snapshot.pods);
+  const Header written{.checkpoint = ContentHash(checkpoint_bytes),
+                       .pods = ContentHash(pods_bytes)};
+  absl::Status status = [&]() -> absl::Status {
+    // The marker first: should a crash leave one file new and the other old, the next start
+    // still knows which records each one already holds.
+    KDP_RETURN_IF_ERROR(journal_
+                            ->Append(json{{"op", "compaction"},
+                                          {"upto", upto},
+                                          {"checkpoint", written.checkpoint},
+                                          {"pods", written.pods}}
+                                         .dump(),
+                                     /*sync=*/true)
+                            .status());
+    KDP_RETURN_IF_ERROR(WriteFileDurably(options_.pods_path, pods_bytes));
+    KDP_RETURN_IF_ERROR(WriteFileDurably(options_.checkpoint_path, checkpoint_bytes));
+    absl::MutexLock change(&change_mu_);
+    absl::MutexLock lock(&mu_);
+    std::vector<JournalRecord> after;
+    for (JournalRecord& record : tail_) {
+      if (record.seq > upto) after.push_back(std::move(record));
+    }
+    tail_ = std::move(after);
+    KDP_RETURN_IF_ERROR(journal_->Rewrite(EncodeHeader(written), tail_));
+    ++compactions_;
+    return absl::OkStatus();
+  }();
+  if (!status.ok()) {
+    absl::MutexLock lock(&mu_);
+    if (!dirty_) {
+      dirty_ = true;
+      dirty_since_ = absl::Now();
+    }
+  }
+  return status;
+}
+
+void StateStore::CompactionLoop() {
+  while (true) {
+    bool closing = false;
+    {
+      absl::MutexLock lock(&mu_);
+      auto closing_or_dirty = [this]()
+                                  ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return closing_ || dirty_; };
+      auto is_closing = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return closing_; };
+      mu_.Await(absl::Condition(&closing_or_dirty));
+      // Changes that follow within the delay are written by the same compaction.
+      if (!closing_) {
+        mu_.AwaitWithDeadline(absl::Condition(&is_closing),
+                              dirty_since_ + options_.compaction_delay);
+      }
+      closing = closing_;
+    }
+    if (absl::Status compacted = Compact(); !compacted.ok()) {
+      KDP_LOG_ERROR("Failed to write checkpoint file", "err", compacted.message());
+      if (closing) return;
+      // Retry after the delay (e.g. once disk space is back).
+      absl::MutexLock lock(&mu_);
+      auto is_closing = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return closing_; };
+      mu_.AwaitWithTimeout(absl::Condition(&is_closing), options_.compaction_delay);
+    }
+    if (closing) return;
+  }
+}
+
+void StateStore::Close() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (closed_) return;
+    closed_ = true;
+    closing_ = true;
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+uint64_t StateStore::compactions() const {
+  absl::MutexLock lock(&mu_);
+  return compactions_;
+}
+
+}  // namespace kdp::manager
