@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "CLI/CLI.hpp"
@@ -136,6 +137,21 @@ int main(int argc, char** argv) {
   devices.SetActivePodsSource(&pods);
   // Allocations first, then the pods that hold them; then garbage collection may run.
   devices.Restore(restored.devices);
+  if (restored.foreign_checkpoint) {
+    // A checkpoint from elsewhere (a kubelet's, copied in): its pods are adopted, recorded like
+    // admissions, so that their allocations stay rather than being collected as garbage.
+    std::set<std::string> known;
+    for (const kdp::manager::Pod& pod : restored.pods) known.insert(pod.uid);
+    for (kdp::manager::Pod& pod : kdp::manager::PodsForCheckpointEntries(restored.devices, known)) {
+      if (absl::Status recorded = (*store)->RecordPodAdmitted(pod, {}); !recorded.ok()) {
+        KDP_LOG_ERROR("Cannot record an adopted pod", "err", recorded.ToString());
+        return 1;
+      }
+      KDP_LOG_INFO("Adopted a pod found only in the checkpoint", "pod",
+                   absl::StrCat(pod.namespace_, "/", pod.name), "podUID", pod.uid);
+      restored.pods.push_back(std::move(pod));
+    }
+  }
   pods.Restore(std::move(restored.pods));
   (*store)->StartCompaction([&devices, &pods] {
     return kdp::manager::StateSnapshot{.devices = devices.CheckpointData(), .pods = pods.Pods()};

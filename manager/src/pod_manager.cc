@@ -1,5 +1,6 @@
 #include "manager/src/pod_manager.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -18,7 +19,58 @@ std::vector<const Container*> InAdmissionOrder(const Pod& pod) {
   return order;
 }
 
+// The pod's effective request of `resource`, as the scheduler and the kubelet's predicate count
+// it: the larger of what the app containers and sidecars hold together and what any regular init
+// container holds next to the sidecars started before it.
+int64_t PodRequest(const Pod& pod, const std::string& resource) {
+  auto count = [&](const Container& c) -> int64_t {
+    auto it = c.extended_resources.find(resource);
+    return it == c.extended_resources.end() ? 0 : it->second;
+  };
+  int64_t sidecars = 0, init_peak = 0;
+  for (const Container& c : pod.init_containers) {
+    if (c.kind == ContainerKind::kSidecar) {
+      sidecars += count(c);
+    } else {
+      init_peak = std::max(init_peak, sidecars + count(c));
+    }
+  }
+  int64_t apps = sidecars;
+  for (const Container& c : pod.containers) apps += count(c);
+  return std::max(init_peak, apps);
+}
+
 }  // namespace
+
+std::vector<Pod> PodsForCheckpointEntries(const checkpoint::Data& data,
+                                          const std::set<std::string>& known) {
+  std::map<std::string, Pod> pods;
+  for (const checkpoint::Entry& entry : data.entries) {
+    if (known.contains(entry.pod_uid)) continue;
+    Pod& pod = pods[entry.pod_uid];
+    if (pod.uid.empty()) {
+      pod.uid = entry.pod_uid;
+      pod.namespace_ = "kdp-adopted";
+      pod.name = absl::StrCat("adopted-", entry.pod_uid);
+    }
+    auto container =
+        std::find_if(pod.containers.begin(), pod.containers.end(),
+                     [&](const Container& c) { return c.name == entry.container_name; });
+    if (container == pod.containers.end()) {
+      pod.containers.push_back({.name = entry.container_name,
+                                .kind = ContainerKind::kApp,
+                                .extended_resources = {},
+                                .other_limits = {}});
+      container = std::prev(pod.containers.end());
+    }
+    std::set<std::string> ids;
+    for (const auto& [node, list] : entry.devices) ids.insert(list.begin(), list.end());
+    container->extended_resources[entry.resource_name] = static_cast<int64_t>(ids.size());
+  }
+  std::vector<Pod> out;
+  for (auto& [uid, pod] : pods) out.push_back(std::move(pod));
+  return out;
+}
 
 AdmittedContainer PodManager::Describe(const Pod& pod, const Container& container,
                                        RunContainerOptions options) const {
@@ -112,7 +164,7 @@ absl::StatusOr<AdmitResult> PodManager::Admit(Pod pod) {
   } admitting_reset{this};
 
   AdmitResult result;
-  auto reject = [&](const char* reason, std::string message) {
+  auto reject = [&](const std::string& reason, std::string message) {
     devices_->RemovePod(pod.uid);
     KDP_LOG_WARNING("Pod rejected", "pod", absl::StrCat(pod.namespace_, "/", pod.name), "podUID",
                     pod.uid, "reason", reason, "message", message);
@@ -125,6 +177,15 @@ absl::StatusOr<AdmitResult> PodManager::Admit(Pod pod) {
   for (const Container* container : InAdmissionOrder(pod)) {
     if (absl::Status status = devices_->Allocate(pod, *container); !status.ok()) {
       return reject(errors::kUnexpectedAdmissionError, errors::AllocateFailed(status.message()));
+    }
+  }
+  // The kubelet's predicate admission: an extended resource no plugin serves is one the node does
+  // not have (capacity 0); the pod must not run without the devices it asked for.
+  for (const Container* container : InAdmissionOrder(pod)) {
+    for (const auto& [resource, count] : container->extended_resources) {
+      if (count == 0 || devices_->IsDevicePluginResource(resource)) continue;
+      return reject(errors::OutOfResourceReason(resource),
+                    errors::InsufficientResource(resource, PodRequest(pod, resource), 0, 0));
     }
   }
   AdmittedPod admitted{.pod = pod, .containers = {}};

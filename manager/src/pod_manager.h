@@ -46,6 +46,13 @@ struct AdmitResult {
   AdmittedPod pod;
 };
 
+// Pods for the allocations of a checkpoint written elsewhere (a kubelet's, copied in to replay a
+// node) whose UIDs are not in `known`: one pod per UID, named "adopted-<uid>" in namespace
+// "kdp-adopted", one app container per checkpointed container with an extended-resource count
+// per resource equal to its device count. Ordered by UID.
+std::vector<Pod> PodsForCheckpointEntries(const checkpoint::Data& data,
+                                          const std::set<std::string>& known);
+
 class PodManager : public ActivePodsSource {
  public:
   // `devices` and `store` (nullptr: pods are not persisted) are borrowed and must outlive this.

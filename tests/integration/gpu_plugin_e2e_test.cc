@@ -74,6 +74,18 @@ TEST_F(GpuPluginE2E, RejectsARequestLargerThanTheFreeDevicesWithTheKubeletsText)
             "Requested: 9, Available: 8, which is unexpected");
 }
 
+TEST_F(GpuPluginE2E, AResourceNoPluginServesRejectsThePodAsTheKubeletsPredicateDoes) {
+  // Never admitted without the devices it asked for (kubernetes #109595's symptom).
+  KdpctlResult result = Apply(GpuPod("nic", 2, "example.com/nic"));
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_FALSE(result.json["admitted"]);
+  EXPECT_EQ(result.json["reason"], "OutOfexample.com/nic");
+  EXPECT_EQ(result.json["message"],
+            "Node didn't have enough resource: example.com/nic, requested: 2, used: 0, "
+            "capacity: 0");
+  EXPECT_EQ(Apply(GpuPod("zero", 0, "example.com/nic")).exit_code, 0) << "a zero count is fine";
+}
+
 TEST_F(GpuPluginE2E, DeletingAPodFreesItsDevices) {
   ASSERT_EQ(Apply(GpuPod("all", 8)).exit_code, 0);
   KdpctlResult second = Apply(GpuPod("one", 1));

@@ -77,6 +77,17 @@ inline std::string EndpointNotFound(absl::string_view resource) {
   return absl::StrCat("endpoint not found in cache for a registered resource: ", resource);
 }
 
+// The kubelet's predicate admission (lifecycle/predicate.go): an extended resource the node does
+// not have, as for a pod bound to the node without the scheduler.
+inline std::string OutOfResourceReason(absl::string_view resource) {
+  return absl::StrCat("OutOf", resource);
+}
+inline std::string InsufficientResource(absl::string_view resource, int64_t requested, int64_t used,
+                                        int64_t capacity) {
+  return absl::StrCat("Node didn't have enough resource: ", resource, ", requested: ", requested,
+                      ", used: ", used, ", capacity: ", capacity);
+}
+
 // Admission (§2.E item 26).
 inline constexpr char kUnexpectedAdmissionError[] = "UnexpectedAdmissionError";
 inline constexpr char kCreateContainerConfigError[] = "CreateContainerConfigError";

@@ -129,6 +129,11 @@ class DeviceManager : public RegistrationHandler {
   // than the grace period ago is removed first (and reported, from then on, as removed with 0).
   std::vector<ResourceCapacity> GetCapacity() ABSL_LOCKS_EXCLUDED(mu_);
 
+  // A resource some plugin registered (or that the checkpoint listed) and that is not removed, or
+  // that devices are allocated from (the kubelet's isDevicePluginResource). Other extended
+  // resources are not the device manager's: the node has none of them.
+  bool IsDevicePluginResource(const std::string& resource) const;
+
   // Committed allocations of one container, ordered by resource.
   std::vector<PodDevicesEntry> ContainerEntries(const std::string& pod_uid,
                                                 const std::string& container) const;
@@ -158,7 +163,6 @@ class DeviceManager : public RegistrationHandler {
 
   absl::Time Now() const { return options_.now ? options_.now() : absl::Now(); }
   EndpointLookup EndpointFor(const std::string& resource) const ABSL_LOCKS_EXCLUDED(mu_);
-  bool IsDevicePluginResource(const std::string& resource) const;
   absl::Status AllocateContainerResources(
       const Pod& pod, const Container& container,
       const std::map<std::string, std::set<std::string>>& reusable);

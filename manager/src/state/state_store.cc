@@ -1,5 +1,7 @@
 #include "manager/src/state/state_store.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -208,6 +210,8 @@ absl::StatusOr<std::unique_ptr<StateStore>> StateStore::Open(StateStoreOptions o
   }
 
   // The journal: replay over each file what came after it.
+  struct stat journal_stat {};
+  const bool journal_existed = ::stat(options.journal_path.c_str(), &journal_stat) == 0;
   JournalContents contents;
   KDP_ASSIGN_OR_RETURN(
       std::unique_ptr<Journal> journal,
@@ -239,6 +243,8 @@ absl::StatusOr<std::unique_ptr<StateStore>> StateStore::Open(StateStoreOptions o
       ReplayStart(checkpoint_file, header.value("checkpoint", ""), markers, "checkpoint");
   const std::optional<uint64_t> pods_start =
       ReplayStart(pods_file, header.value("pods", ""), markers, "pods");
+  restored->foreign_checkpoint =
+      !checkpoint_file.hash.empty() && (!journal_existed || !device_start.has_value());
 
   using EntryKey = std::tuple<std::string, std::string, std::string>;
   std::map<EntryKey, checkpoint::Entry> entries;

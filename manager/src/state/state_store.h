@@ -63,6 +63,10 @@ struct RestoredState {
   checkpoint::Data devices = {};
   // The pod store, ordered by UID.
   std::vector<Pod> pods = {};
+  // The checkpoint was not written by this manager's store (a kubelet's file copied in, or one
+  // found without kdp's journal): its pods are not in the pod store, and the caller adopts them
+  // rather than letting garbage collection free their devices.
+  bool foreign_checkpoint = false;
 };
 
 // What a compaction writes: taken from the live objects by the snapshot callback.
