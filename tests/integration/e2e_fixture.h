@@ -36,8 +36,12 @@ class E2ETest : public ::testing::Test {
     return absl::StrCat(KDP_SOURCE_DIR, "/examples/gpu-plugin/topologies/dual-socket-8gpu.xml");
   }
 
-  void StartManager() {
-    auto process = Subprocess::Start({KDP_MANAGER_BIN, "--kubelet-root", Root()});
+  // Starts kdp-manager on Root() with `extra` flags (e.g. {"--endpoint-grace-period", "2s"}) and
+  // waits until its admin socket answers.
+  void StartManager(std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {KDP_MANAGER_BIN, "--kubelet-root", Root()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    auto process = Subprocess::Start(argv);
     ASSERT_TRUE(process.ok()) << process.status();
     manager_ = std::move(*process);
     ASSERT_TRUE(WaitUntil([&] { return Kdpctl({"status"}).exit_code == 0; })) << manager_->Output();

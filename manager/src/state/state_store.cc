@@ -1,7 +1,9 @@
 #include "manager/src/state/state_store.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -44,10 +46,17 @@ std::string TimeSuffix() {
   return absl::FormatTime("%Y%m%dT%H%M%SZ", absl::Now(), absl::UTCTimeZone());
 }
 
+// `<stem>`, or `<stem>-N` for the first N that names no file.
+std::string UnusedName(const std::string& stem) {
+  std::string name = stem;
+  for (int n = 1; ::access(name.c_str(), F_OK) == 0; ++n) name = absl::StrCat(stem, "-", n);
+  return name;
+}
+
 // Moves an unreadable file aside (`<path>.corrupt-<time>`), so that nothing is silently dropped
 // and the next write cannot overwrite it.
 void SetAside(const std::string& path, std::string_view what) {
-  std::string aside = absl::StrCat(path, ".corrupt-", TimeSuffix());
+  std::string aside = UnusedName(absl::StrCat(path, ".corrupt-", TimeSuffix()));
   if (std::rename(path.c_str(), aside.c_str()) != 0) {
     KDP_LOG_ERROR("Cannot move unreadable file aside", "file", path, "err", strerror(errno));
     return;
@@ -127,11 +136,13 @@ absl::StatusOr<checkpoint::Entry> EntryFromJson(const json& record) {
 struct Header {
   std::string checkpoint;
   std::string pods;
+  bool foreign = false;
 };
 
 std::string EncodeHeader(const Header& header) {
-  return json{{"kdp_state_journal", 1}, {"checkpoint", header.checkpoint}, {"pods", header.pods}}
-      .dump();
+  json out{{"kdp_state_journal", 1}, {"checkpoint", header.checkpoint}, {"pods", header.pods}};
+  if (header.foreign) out["foreign_checkpoint"] = true;
+  return out.dump();
 }
 
 // One file's state at start: its hash, and whether its bytes were usable.
@@ -213,11 +224,12 @@ absl::StatusOr<std::unique_ptr<StateStore>> StateStore::Open(StateStoreOptions o
   struct stat journal_stat {};
   const bool journal_existed = ::stat(options.journal_path.c_str(), &journal_stat) == 0;
   JournalContents contents;
-  KDP_ASSIGN_OR_RETURN(
-      std::unique_ptr<Journal> journal,
-      Journal::Open(options.journal_path,
-                    EncodeHeader({.checkpoint = checkpoint_file.hash, .pods = pods_file.hash}),
-                    &contents));
+  KDP_ASSIGN_OR_RETURN(std::unique_ptr<Journal> journal,
+                       Journal::Open(options.journal_path,
+                                     EncodeHeader({.checkpoint = checkpoint_file.hash,
+                                                   .pods = pods_file.hash,
+                                                   .foreign = !checkpoint_file.hash.empty()}),
+                                     &contents));
   if (contents.dropped_bytes > 0) {
     KDP_LOG_WARNING("Journal tail cut off (a write the crash interrupted; never acknowledged)",
                     "file", options.journal_path, "bytes", contents.dropped_bytes, "reason",
@@ -244,7 +256,10 @@ absl::StatusOr<std::unique_ptr<StateStore>> StateStore::Open(StateStoreOptions o
   const std::optional<uint64_t> pods_start =
       ReplayStart(pods_file, header.value("pods", ""), markers, "pods");
   restored->foreign_checkpoint =
-      !checkpoint_file.hash.empty() && (!journal_existed || !device_start.has_value());
+      !checkpoint_file.hash.empty() &&
+      (!journal_existed || !device_start.has_value() || !pods_file.usable ||
+       (header.value("foreign_checkpoint", false) &&
+        header.value("checkpoint", "") == checkpoint_file.hash));
 
   using EntryKey = std::tuple<std::string, std::string, std::string>;
   std::map<EntryKey, checkpoint::Entry> entries;
@@ -305,9 +320,11 @@ absl::StatusOr<std::unique_ptr<StateStore>> StateStore::Open(StateStoreOptions o
 
   // From here on the journal must describe the files as they are now, so that what is appended
   // after this start is replayed by the next one whatever happened to the files before.
-  const Header now{.checkpoint = checkpoint_file.hash, .pods = pods_file.hash};
+  const Header now{.checkpoint = checkpoint_file.hash,
+                   .pods = pods_file.hash,
+                   .foreign = restored->foreign_checkpoint};
   if (set_aside > 0) {
-    std::string copy = absl::StrCat(options.journal_path, ".stale-", TimeSuffix());
+    std::string copy = UnusedName(absl::StrCat(options.journal_path, ".stale-", TimeSuffix()));
     KDP_LOG_WARNING(
         "Journal records do not follow the files found (a checkpoint copied in, or one that was "
         "unreadable); they are not replayed",
@@ -317,7 +334,8 @@ absl::StatusOr<std::unique_ptr<StateStore>> StateStore::Open(StateStoreOptions o
     }
   }
   if (set_aside > 0 || device_start.value_or(0) != 0 || pods_start.value_or(0) != 0 ||
-      header.value("checkpoint", "") != now.checkpoint || header.value("pods", "") != now.pods) {
+      header.value("checkpoint", "") != now.checkpoint || header.value("pods", "") != now.pods ||
+      header.value("foreign_checkpoint", false) != now.foreign) {
     KDP_RETURN_IF_ERROR(journal->Rewrite(EncodeHeader(now), kept));
   }
 
@@ -336,6 +354,10 @@ StateStore::StateStore(StateStoreOptions options, std::unique_ptr<Journal> journ
 StateStore::~StateStore() { Close(); }
 
 void StateStore::StartCompaction(std::function<StateSnapshot()> snapshot) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (closed_ || thread_.joinable()) return;  // after Close(), or a second call: no thread
+  }
   snapshot_ = std::move(snapshot);
   thread_ = std::thread([this] { CompactionLoop(); });
 }
@@ -420,6 +442,9 @@ absl::Status StateStore::Compact() {
     for (JournalRecord& record : tail_) {
       if (record.seq > upto) after.push_back(std::move(record));
     }
+    // Records are pushed after their append, so concurrent ones can arrive out of seq order.
+    std::sort(after.begin(), after.end(),
+              [](const JournalRecord& a, const JournalRecord& b) { return a.seq < b.seq; });
     tail_ = std::move(after);
     KDP_RETURN_IF_ERROR(journal_->Rewrite(EncodeHeader(written), tail_));
     ++compactions_;

@@ -64,8 +64,9 @@ struct RestoredState {
   // The pod store, ordered by UID.
   std::vector<Pod> pods = {};
   // The checkpoint was not written by this manager's store (a kubelet's file copied in, or one
-  // found without kdp's journal): its pods are not in the pod store, and the caller adopts them
-  // rather than letting garbage collection free their devices.
+  // found without kdp's journal), or the pod store was unreadable: pods of the checkpoint may be
+  // missing from the pod store, and the caller adopts them rather than letting garbage collection
+  // free devices that running pods use. Stays true across restarts until the first compaction.
   bool foreign_checkpoint = false;
 };
 
@@ -88,11 +89,14 @@ class StateStore {
   StateStore& operator=(const StateStore&) = delete;
 
   // Starts background compaction; `snapshot` is called on the compaction thread and must return
-  // the current state. REQUIRES: called at most once, before any Record*.
+  // the current state. It runs while changes are held off, so it must not need a lock that a
+  // caller of Record* holds while recording. REQUIRES: called at most once, before Close().
   void StartCompaction(std::function<StateSnapshot()> snapshot) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Each Record* appends one change to the journal and, only when that succeeded, runs `apply`
   // (the matching in-memory change), as one step: a compaction's snapshot sees both or neither.
+  // Callers must not record changes to one key concurrently (their order in memory and in the
+  // journal could differ); kdp-manager serialises them (admissions, deletions).
   // Device records are written, not synced; pod records are synced before returning. Errors name
   // the journal (RESOURCE_EXHAUSTED when the disk is full); `apply` has then not run. `apply` must
   // not call back into the store.
