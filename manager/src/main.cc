@@ -1,6 +1,9 @@
 // kdp-manager: a stand-in for the kubelet's device manager on one node. See docs/manager.md.
+#include <fcntl.h>
 #include <grpcpp/grpcpp.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <memory>
@@ -109,6 +112,25 @@ int main(int argc, char** argv) {
       KDP_LOG_ERROR("Cannot create directory", "dir", dir, "err", made.message());
       return 1;
     }
+  }
+
+  // One manager per root: a second one would remove the first one's sockets and move its files.
+  const std::string lock_path = absl::StrCat(admin_dir, "/manager.lock");
+  const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    std::string holder;
+    if (lock_fd >= 0) {
+      char buf[32] = {};
+      ssize_t n = ::pread(lock_fd, buf, sizeof(buf) - 1, 0);
+      if (n > 0) holder = std::string(buf, static_cast<size_t>(n));
+    }
+    KDP_LOG_ERROR("Another kdp-manager is running on this kubelet root", "root", kubelet_root,
+                  "lock", lock_path, "pid", holder.empty() ? "unknown" : holder);
+    return 1;
+  }
+  const std::string pid = std::to_string(::getpid());
+  if (::ftruncate(lock_fd, 0) != 0 || ::pwrite(lock_fd, pid.data(), pid.size(), 0) < 0) {
+    KDP_LOG_WARNING("Cannot write our pid into the lock file", "lock", lock_path);
   }
 
   kdp::manager::RestoredState restored;

@@ -43,5 +43,19 @@ TEST_F(E2ETest, StartRemovesStaleSocketsAndKeepsEverythingElse) {
   EXPECT_FALSE(IsSocket(KubeletSocket())) << "a clean stop removes kubelet.sock";
 }
 
+TEST_F(E2ETest, ASecondManagerOnTheSameRootRefusesToStart) {
+  StartManager();
+  absl::StatusOr<CommandResult> second =
+      RunCommand({KDP_MANAGER_BIN, "--kubelet-root", Root()}, absl::Seconds(20));
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(second->exit_code, 1);
+  EXPECT_THAT(second->out + second->err,
+              ::testing::HasSubstr("Another kdp-manager is running on this kubelet root"));
+  EXPECT_THAT(second->out + second->err,
+              ::testing::HasSubstr(absl::StrCat("pid=\"", manager_->pid())));
+  EXPECT_EQ(Kdpctl({"status"}).exit_code, 0) << "the first one keeps serving";
+  StopManager();
+}
+
 }  // namespace
 }  // namespace kdp::testing
