@@ -18,4 +18,12 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> ServeOnUnixSocket(const std::strin
   return server;
 }
 
+std::shared_ptr<grpc::Channel> DialUnixSocket(const std::string& socket_path) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  args.SetInt(GRPC_ARG_ENABLE_HTTP_PROXY, 0);
+  return grpc::CreateCustomChannel(UnixTarget(socket_path), grpc::InsecureChannelCredentials(),
+                                   args);
+}
+
 }  // namespace kdp

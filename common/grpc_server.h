@@ -1,5 +1,5 @@
-// The one way kdp serves gRPC: on a unix socket (never a TCP port), a stale socket file at the
-// path removed first, insecure credentials as the kubelet uses for its local sockets.
+// The one way kdp serves and dials gRPC: on a unix socket (never a TCP port), a stale socket file
+// at the path removed first, insecure credentials as the kubelet uses for its local sockets.
 #ifndef KDP_COMMON_GRPC_SERVER_H_
 #define KDP_COMMON_GRPC_SERVER_H_
 
@@ -16,6 +16,12 @@ namespace kdp {
 // INTERNAL (naming the path) when gRPC cannot listen there. `service` must outlive the server.
 absl::StatusOr<std::unique_ptr<grpc::Server>> ServeOnUnixSocket(const std::string& socket_path,
                                                                 grpc::Service* service);
+
+// A channel to the socket at `socket_path` that owns its connection: gRPC's global subchannel
+// pool would hand a new channel an open connection to whatever process used to listen at the same
+// path (an old plugin instance still shutting down after a new one replaced its socket), so a
+// re-registration would be served by the old process. Proxies from the environment are ignored.
+std::shared_ptr<grpc::Channel> DialUnixSocket(const std::string& socket_path);
 
 }  // namespace kdp
 

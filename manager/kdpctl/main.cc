@@ -23,6 +23,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "common/grpc_server.h"
 #include "common/unix_socket.h"
 #include "kdp/admin/v1/admin.grpc.pb.h"
 #include "manager/kdpctl/checkpoint_command.h"
@@ -70,7 +71,7 @@ class AdminClient {
   AdminClient(std::string socket_path, absl::Duration timeout)
       : socket_path_(std::move(socket_path)),
         timeout_(timeout),
-        channel_(grpc::CreateChannel(UnixTarget(socket_path_), grpc::InsecureChannelCredentials())),
+        channel_(DialUnixSocket(socket_path_)),
         stub_(admin::Admin::NewStub(channel_)) {}
 
   AdminClient(const AdminClient&) = delete;

@@ -203,8 +203,7 @@ class RunnerImpl {
   }
 
   absl::Status Register(ServedPlugin& served) {
-    auto channel =
-        grpc::CreateChannel(UnixTarget(kubelet_socket_), grpc::InsecureChannelCredentials());
+    auto channel = DialUnixSocket(kubelet_socket_);
     auto stub = v1beta1::Registration::NewStub(channel);
     v1beta1::RegisterRequest request;
     request.set_version("v1beta1");

@@ -52,6 +52,11 @@ void StubPlugin::Resend() {
   ++generation_;
 }
 
+void StubPlugin::EndStreams() {
+  absl::MutexLock lock(&mu_);
+  ++stream_epoch_;
+}
+
 int StubPlugin::messages_sent() const {
   absl::MutexLock lock(&mu_);
   return messages_sent_;
@@ -72,6 +77,69 @@ absl::Status StubPlugin::Register(const std::string& kubelet_socket, const std::
   return FromGrpcStatus(stub->Register(&context, request, &response));
 }
 
+void StubPlugin::SetAllocateHandler(AllocateHandler handler) {
+  absl::MutexLock lock(&mu_);
+  allocate_handler_ = std::move(handler);
+}
+
+void StubPlugin::SetPreferredAllocationHandler(PreferredAllocationHandler handler) {
+  absl::MutexLock lock(&mu_);
+  preferred_handler_ = std::move(handler);
+}
+
+void StubPlugin::FailPreStart(grpc::Status status) {
+  absl::MutexLock lock(&mu_);
+  pre_start_status_ = std::move(status);
+}
+
+void StubPlugin::Hold(Call call) {
+  absl::MutexLock lock(&mu_);
+  held_[static_cast<int>(call)] = true;
+}
+
+void StubPlugin::Release(Call call) {
+  absl::MutexLock lock(&mu_);
+  held_[static_cast<int>(call)] = false;
+}
+
+int StubPlugin::waiting(Call call) const {
+  absl::MutexLock lock(&mu_);
+  return waiting_[static_cast<int>(call)];
+}
+
+bool StubPlugin::PassHold(Call call, grpc::ServerContext* context) {
+  const int i = static_cast<int>(call);
+  absl::MutexLock lock(&mu_);
+  if (!held_[i]) return !stopping_;
+  ++waiting_[i];
+  auto released = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || !held_[i]; };
+  // Wake up now and then to notice a cancelled call.
+  bool cancelled = false;
+  while (!mu_.AwaitWithTimeout(absl::Condition(&released), absl::Milliseconds(20))) {
+    if (context->IsCancelled()) {
+      cancelled = true;
+      break;
+    }
+  }
+  --waiting_[i];
+  return !cancelled && !stopping_;
+}
+
+std::vector<v1beta1::AllocateRequest> StubPlugin::allocate_requests() const {
+  absl::MutexLock lock(&mu_);
+  return allocate_requests_;
+}
+
+std::vector<v1beta1::PreferredAllocationRequest> StubPlugin::preferred_requests() const {
+  absl::MutexLock lock(&mu_);
+  return preferred_requests_;
+}
+
+std::vector<std::vector<std::string>> StubPlugin::pre_start_calls() const {
+  absl::MutexLock lock(&mu_);
+  return pre_start_calls_;
+}
+
 grpc::Status StubPlugin::GetDevicePluginOptions(grpc::ServerContext*, const v1beta1::Empty*,
                                                 v1beta1::DevicePluginOptions* response) {
   *response = options_;
@@ -81,18 +149,23 @@ grpc::Status StubPlugin::GetDevicePluginOptions(grpc::ServerContext*, const v1be
 grpc::Status StubPlugin::ListAndWatch(grpc::ServerContext* context, const v1beta1::Empty*,
                                       grpc::ServerWriter<v1beta1::ListAndWatchResponse>* writer) {
   int sent_generation = -1;
+  int epoch = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    epoch = stream_epoch_;
+  }
   for (;;) {
     v1beta1::ListAndWatchResponse response;
     {
       absl::MutexLock lock(&mu_);
       auto ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return stopping_ || generation_ != sent_generation;
+        return stopping_ || stream_epoch_ != epoch || generation_ != sent_generation;
       };
       // Wake up now and then to notice a cancelled stream.
       while (!mu_.AwaitWithTimeout(absl::Condition(&ready), absl::Milliseconds(50))) {
         if (context->IsCancelled()) return grpc::Status::CANCELLED;
       }
-      if (stopping_) return grpc::Status::OK;
+      if (stopping_ || stream_epoch_ != epoch) return grpc::Status::OK;
       sent_generation = generation_;
       for (const auto& device : devices_) *response.add_devices() = device;
       ++messages_sent_;
@@ -101,11 +174,18 @@ grpc::Status StubPlugin::ListAndWatch(grpc::ServerContext* context, const v1beta
   }
 }
 
-grpc::Status StubPlugin::GetPreferredAllocation(grpc::ServerContext*,
+grpc::Status StubPlugin::GetPreferredAllocation(grpc::ServerContext* context,
                                                 const v1beta1::PreferredAllocationRequest* request,
                                                 v1beta1::PreferredAllocationResponse* response) {
   ++preferred_calls_;
-  // Prefer the last IDs offered: distinguishable from the manager's own natural-order fill.
+  PreferredAllocationHandler handler;
+  {
+    absl::MutexLock lock(&mu_);
+    preferred_requests_.push_back(*request);
+    handler = preferred_handler_;
+  }
+  if (!PassHold(Call::kGetPreferredAllocation, context)) return grpc::Status::CANCELLED;
+  if (handler) return handler(*request, response);
   for (const auto& container : request->container_requests()) {
     auto* out = response->add_container_responses();
     for (const auto& id : container.must_include_deviceids()) out->add_deviceids(id);
@@ -121,9 +201,18 @@ grpc::Status StubPlugin::GetPreferredAllocation(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-grpc::Status StubPlugin::Allocate(grpc::ServerContext*, const v1beta1::AllocateRequest* request,
+grpc::Status StubPlugin::Allocate(grpc::ServerContext* context,
+                                  const v1beta1::AllocateRequest* request,
                                   v1beta1::AllocateResponse* response) {
   ++allocate_calls_;
+  AllocateHandler handler;
+  {
+    absl::MutexLock lock(&mu_);
+    allocate_requests_.push_back(*request);
+    handler = allocate_handler_;
+  }
+  if (!PassHold(Call::kAllocate, context)) return grpc::Status::CANCELLED;
+  if (handler) return handler(*request, response);
   for (const auto& container : request->container_requests()) {
     auto* out = response->add_container_responses();
     (*out->mutable_envs())["STUB_DEVICES"] = absl::StrJoin(container.devices_ids(), ",");
@@ -131,22 +220,16 @@ grpc::Status StubPlugin::Allocate(grpc::ServerContext*, const v1beta1::AllocateR
   return grpc::Status::OK;
 }
 
-grpc::Status StubPlugin::PreStartContainer(grpc::ServerContext*,
+grpc::Status StubPlugin::PreStartContainer(grpc::ServerContext* context,
                                            const v1beta1::PreStartContainerRequest* request,
                                            v1beta1::PreStartContainerResponse*) {
+  {
+    absl::MutexLock lock(&mu_);
+    pre_start_calls_.emplace_back(request->devices_ids().begin(), request->devices_ids().end());
+  }
+  if (!PassHold(Call::kPreStartContainer, context)) return grpc::Status::CANCELLED;
   absl::MutexLock lock(&mu_);
-  pre_start_calls_.emplace_back(request->devices_ids().begin(), request->devices_ids().end());
   return pre_start_status_;
-}
-
-void StubPlugin::FailPreStart(grpc::Status status) {
-  absl::MutexLock lock(&mu_);
-  pre_start_status_ = std::move(status);
-}
-
-std::vector<std::vector<std::string>> StubPlugin::pre_start_calls() const {
-  absl::MutexLock lock(&mu_);
-  return pre_start_calls_;
 }
 
 }  // namespace kdp::testing

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/grpc_server.h"
 #include "common/grpc_status.h"
 #include "common/logging.h"
 #include "common/unix_socket.h"
@@ -13,11 +14,7 @@ namespace kdp::manager {
 absl::StatusOr<std::unique_ptr<Endpoint>> Endpoint::Connect(std::string resource_name,
                                                             std::string socket_path,
                                                             EndpointOptions options) {
-  grpc::ChannelArguments args;
-  // Plugins are local; never let a proxy setting from the environment reroute a unix socket.
-  args.SetInt(GRPC_ARG_ENABLE_HTTP_PROXY, 0);
-  auto channel =
-      grpc::CreateCustomChannel(UnixTarget(socket_path), grpc::InsecureChannelCredentials(), args);
+  std::shared_ptr<grpc::Channel> channel = DialUnixSocket(socket_path);
   auto deadline =
       std::chrono::system_clock::now() + absl::ToChronoNanoseconds(options.dial_timeout);
   if (!channel->WaitForConnected(deadline)) {

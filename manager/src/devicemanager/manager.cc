@@ -303,8 +303,11 @@ void DeviceManager::UpdateAllocatedDevices() {
   }
   if (source == nullptr || !source->SourcesReady()) return;
   const uint64_t generation = source->Generation();
+  // Allocated pods first, active pods second: a pod whose admission starts in between is in the
+  // second set, so its reservation in flight is never taken for garbage.
+  const std::set<std::string> allocated = pod_devices_.PodUids();
   const std::set<std::string> active = source->ActivePodUids();
-  for (const std::string& uid : pod_devices_.PodUids()) {
+  for (const std::string& uid : allocated) {
     if (active.contains(uid)) continue;
     KDP_LOG_INFO("Releasing the devices of a pod that is no longer active", "podUID", uid);
     RemovePod(uid);
@@ -314,6 +317,9 @@ void DeviceManager::UpdateAllocatedDevices() {
 }
 
 absl::Status DeviceManager::Allocate(const Pod& pod, const Container& container) {
+  // Serial, as admission is on a kubelet: the free devices read, the pick (GetPreferredAllocation
+  // included) and the reservation must not interleave with another container's.
+  absl::MutexLock serial(&allocate_mu_);
   // The kubelet collects garbage before every allocation; here only when a pod has left the
   // active set since the last collection, the only way an allocation can become stale.
   bool collect = false;
@@ -415,7 +421,10 @@ absl::Status DeviceManager::AllocateContainerResources(
       return absl::InternalError(errors::NoContainersInResponse(response->ShortDebugString()));
     }
     const v1beta1::ContainerAllocateResponse& answer = response->container_responses(0);
-    auto commit = [&] { pod_devices_.Commit(pod.uid, container.name, resource, answer); };
+    bool committed = false;
+    auto commit = [&] {
+      committed = pod_devices_.Commit(pod.uid, container.name, resource, answer);
+    };
     if (options_.store != nullptr) {
       entry.alloc_resp = SerializeResponse(answer);
       // A failed journal write fails the admission, as the kubelet's failed checkpoint write does.
@@ -425,6 +434,12 @@ absl::Status DeviceManager::AllocateContainerResources(
       }
     } else {
       commit();
+    }
+    if (!committed) {
+      // Never admit a container without the devices it was answered for.
+      return absl::AbortedError(absl::StrCat("the devices of ", resource, " for pod ", pod.uid,
+                                             " container ", container.name,
+                                             " were released while Allocate was in flight"));
     }
     KDP_LOG_INFO("Allocated devices", "podUID", pod.uid, "containerName", container.name,
                  "resourceName", resource, "devices", absl::StrJoin(picked, ","));

@@ -3,8 +3,9 @@
 // DeviceRegistry fed by their ListAndWatch streams, and PodDevices; it allocates devices to
 // containers with the kubelet's order and reuse rules and merges their runtime options.
 //
-// Thread-safe. Allocate() and RemovePod() are meant to be called serially (admission is serial on
-// a node, as in the kubelet); the registration and stream callbacks run concurrently with them.
+// Thread-safe. Allocate() calls are serialised internally (admission is serial on a node, as in
+// the kubelet); registrations, stream callbacks, garbage collection and deletions run
+// concurrently with them.
 #ifndef KDP_MANAGER_SRC_DEVICEMANAGER_MANAGER_H_
 #define KDP_MANAGER_SRC_DEVICEMANAGER_MANAGER_H_
 
@@ -183,6 +184,8 @@ class DeviceManager : public RegistrationHandler {
   // one resource racing each other the later one wins in every respect (endpoint, registry entry,
   // stream). The dial-back runs before it, unserialised.
   absl::Mutex registration_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  // Held for a whole Allocate().
+  absl::Mutex allocate_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   mutable absl::Mutex mu_;
   std::map<std::string, ResourceEndpoints> endpoints_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> removed_ ABSL_GUARDED_BY(mu_);

@@ -44,13 +44,14 @@ void PodDevices::Restore(PodDevicesEntry entry) {
                              .committed = true};
 }
 
-void PodDevices::Commit(const std::string& pod_uid, const std::string& container,
+bool PodDevices::Commit(const std::string& pod_uid, const std::string& container,
                         const std::string& resource, v1beta1::ContainerAllocateResponse response) {
   absl::MutexLock lock(&mu_);
   auto it = entries_.find(Key(pod_uid, container, resource));
-  if (it == entries_.end()) return;
+  if (it == entries_.end()) return false;
   it->second.response = std::move(response);
   it->second.committed = true;
+  return true;
 }
 
 void PodDevices::Rollback(const std::string& pod_uid, const std::string& container,

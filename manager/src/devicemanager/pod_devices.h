@@ -43,9 +43,11 @@ class PodDevices {
   // Reserves `devices` for (pod, container, resource), replacing any earlier entry for it.
   void Reserve(const std::string& pod_uid, const std::string& container,
                const std::string& resource, DevicesPerNuma devices) ABSL_LOCKS_EXCLUDED(mu_);
-  // Commits a reservation with the plugin's answer; NOT_FOUND-like no-op when none is reserved.
-  void Commit(const std::string& pod_uid, const std::string& container, const std::string& resource,
-              v1beta1::ContainerAllocateResponse response) ABSL_LOCKS_EXCLUDED(mu_);
+  // Commits a reservation with the plugin's answer. False (and nothing recorded) when the
+  // reservation is gone: the pod was removed while its Allocate call was in flight.
+  [[nodiscard]] bool Commit(const std::string& pod_uid, const std::string& container,
+                            const std::string& resource,
+                            v1beta1::ContainerAllocateResponse response) ABSL_LOCKS_EXCLUDED(mu_);
   // Drops a reservation (committed entries are kept).
   void Rollback(const std::string& pod_uid, const std::string& container,
                 const std::string& resource) ABSL_LOCKS_EXCLUDED(mu_);

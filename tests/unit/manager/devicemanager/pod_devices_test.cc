@@ -16,6 +16,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using ::testing::Pair;
+using ::testing::SizeIs;
 
 constexpr char kRes1[] = "domain1.com/resource1";
 constexpr char kRes2[] = "domain2.com/resource2";
@@ -44,7 +45,7 @@ TEST(PodDevices, ReservedEntriesAreNotListedUntilCommitted) {
   EXPECT_THAT(pod_devices.ContainerEntries("pod1", "ctr"), IsEmpty());
   EXPECT_THAT(pod_devices.Entries(), IsEmpty());
 
-  pod_devices.Commit("pod1", "ctr", kRes1, ResponseWithEnv("A", "1"));
+  EXPECT_TRUE(pod_devices.Commit("pod1", "ctr", kRes1, ResponseWithEnv("A", "1")));
   std::vector<PodDevicesEntry> entries = pod_devices.ContainerEntries("pod1", "ctr");
   ASSERT_EQ(entries.size(), 1u);
   EXPECT_EQ(entries[0].pod_uid, "pod1");
@@ -68,7 +69,7 @@ TEST(PodDevices, RollbackFreesReservedDevices) {
 TEST(PodDevices, RollbackKeepsCommittedEntries) {
   PodDevices pod_devices;
   pod_devices.Reserve("pod1", "ctr", kRes1, {{0, {"dev1"}}});
-  pod_devices.Commit("pod1", "ctr", kRes1, ResponseWithEnv("A", "1"));
+  EXPECT_TRUE(pod_devices.Commit("pod1", "ctr", kRes1, ResponseWithEnv("A", "1")));
   pod_devices.Rollback("pod1", "ctr", kRes1);
   EXPECT_THAT(pod_devices.Allocated(kRes1), ElementsAre("dev1"));
   EXPECT_EQ(pod_devices.ContainerEntries("pod1", "ctr").size(), 1u);
@@ -86,7 +87,7 @@ TEST(PodDevices, RollbackOnlyTouchesItsOwnReservation) {
 
 TEST(PodDevices, CommitWithoutReservationIsNoop) {
   PodDevices pod_devices;
-  pod_devices.Commit("pod1", "ctr", kRes1, ResponseWithEnv("A", "1"));
+  EXPECT_FALSE(pod_devices.Commit("pod1", "ctr", kRes1, ResponseWithEnv("A", "1")));
   EXPECT_THAT(pod_devices.Entries(), IsEmpty());
   EXPECT_FALSE(pod_devices.HasPod("pod1"));
   EXPECT_THAT(pod_devices.Allocated(kRes1), IsEmpty());
@@ -103,7 +104,7 @@ TEST(PodDevices, DeletePodRemovesOnlyThatPod) {
   PodDevices pod_devices;
   for (const char* pod : {"pod1", "pod10", "pod0"}) {
     pod_devices.Reserve(pod, "a", kRes1, {{0, {std::string(pod) + "-dev"}}});
-    pod_devices.Commit(pod, "a", kRes1, {});
+    EXPECT_TRUE(pod_devices.Commit(pod, "a", kRes1, {}));
     pod_devices.Reserve(pod, "b", kRes2, {{0, {std::string(pod) + "-nic"}}});
   }
   pod_devices.DeletePod("pod1");
@@ -119,13 +120,13 @@ TEST(PodDevices, DeletePodRemovesOnlyThatPod) {
 TEST(PodDevices, ContainerEntriesAreOrderedByResourceAndScopedToContainer) {
   PodDevices pod_devices;
   pod_devices.Reserve("pod1", "ctr", kRes2, {{0, {"nic1"}}});
-  pod_devices.Commit("pod1", "ctr", kRes2, {});
+  EXPECT_TRUE(pod_devices.Commit("pod1", "ctr", kRes2, {}));
   pod_devices.Reserve("pod1", "ctr", kRes1, {{0, {"dev1"}}});
-  pod_devices.Commit("pod1", "ctr", kRes1, {});
+  EXPECT_TRUE(pod_devices.Commit("pod1", "ctr", kRes1, {}));
   pod_devices.Reserve("pod1", "ctr2", kRes1, {{0, {"dev2"}}});
-  pod_devices.Commit("pod1", "ctr2", kRes1, {});
+  EXPECT_TRUE(pod_devices.Commit("pod1", "ctr2", kRes1, {}));
   pod_devices.Reserve("pod1", "ct", kRes1, {{0, {"dev3"}}});
-  pod_devices.Commit("pod1", "ct", kRes1, {});
+  EXPECT_TRUE(pod_devices.Commit("pod1", "ct", kRes1, {}));
 
   std::vector<PodDevicesEntry> entries = pod_devices.ContainerEntries("pod1", "ctr");
   ASSERT_EQ(entries.size(), 2u);
@@ -146,7 +147,7 @@ TEST(PodDevices, EntriesAreOrderedByPodContainerResource) {
                                                                       {"pod1", "b", kRes2},
                                                                       {"pod1", "b", kRes1},
                                                                       {"pod1", "a", kRes2}}) {
-    pod_devices.Commit(pod, ctr, res, {});
+    EXPECT_TRUE(pod_devices.Commit(pod, ctr, res, {}));
   }
   std::vector<std::string> order;
   for (const PodDevicesEntry& e : pod_devices.Entries()) {
@@ -163,11 +164,12 @@ TEST(PodDevices, ResourcesListsResourcesWithAllocations) {
   EXPECT_THAT(pod_devices.Resources(), ElementsAre(kRes1, kRes2));
 }
 
-// TestGetContainerDevices: a device on NUMA 0 and 1 is reported under both.
-TEST(PodDevices, DeviceOnTwoNumaNodesIsReportedUnderBoth) {
+// TestGetContainerDevices (upstream): a device recorded under NUMA 0 and 1 is reported under
+// both, and counts once.
+TEST(PodDevices, TestGetContainerDevices) {
   PodDevices pod_devices;
   pod_devices.Reserve("pod1", "ctr", kRes1, {{0, {"dev1"}}, {1, {"dev1"}}});
-  pod_devices.Commit("pod1", "ctr", kRes1, {});
+  EXPECT_TRUE(pod_devices.Commit("pod1", "ctr", kRes1, {}));
   std::vector<PodDevicesEntry> entries = pod_devices.ContainerEntries("pod1", "ctr");
   ASSERT_EQ(entries.size(), 1u);
   EXPECT_THAT(entries[0].devices,
@@ -180,7 +182,7 @@ TEST(PodDevices, DeviceOnTwoNumaNodesIsReportedUnderBoth) {
 TEST(PodDevices, DevicesWithoutTopologyLiveUnderMinusOne) {
   PodDevices pod_devices;
   pod_devices.Reserve("pod1", "ctr", kRes1, {{-1, {"dev1", "dev2"}}, {0, {"dev3"}}});
-  pod_devices.Commit("pod1", "ctr", kRes1, {});
+  EXPECT_TRUE(pod_devices.Commit("pod1", "ctr", kRes1, {}));
   std::vector<PodDevicesEntry> entries = pod_devices.Entries();
   ASSERT_EQ(entries.size(), 1u);
   EXPECT_THAT(entries[0].devices,
@@ -191,6 +193,88 @@ TEST(PodDevices, DevicesWithoutTopologyLiveUnderMinusOne) {
 TEST(PodDevices, DeviceIdsCollectsEveryIdOnceInOrder) {
   EXPECT_THAT(DeviceIds({}), IsEmpty());
   EXPECT_THAT(DeviceIds({{-1, {"b"}}, {0, {"c", "a"}}, {1, {"a"}}}), ElementsAre("a", "b", "c"));
+}
+
+// TestResourceDeviceInstanceFilter (upstream) is not ported: kdp has no
+// ResourceDeviceInstances.Filter; the podresources server builds its answers from the registry
+// and these entries directly.
+
+// Reservation lifecycle (kubernetes PR #137534, not upstream yet): reserve, commit, delete.
+TEST(PodDevices, ReservationLifecycleReserveCommitDelete) {
+  PodDevices pod_devices;
+  pod_devices.Reserve("pod1", "ctr", kRes1, {{0, {"dev1"}}});
+  EXPECT_THAT(pod_devices.Allocated(kRes1), ElementsAre("dev1"));
+  EXPECT_THAT(pod_devices.Entries(), IsEmpty());
+  EXPECT_THAT(pod_devices.PodUids(), ElementsAre("pod1"));
+
+  EXPECT_TRUE(pod_devices.Commit("pod1", "ctr", kRes1, ResponseWithEnv("A", "1")));
+  EXPECT_THAT(pod_devices.Entries(), SizeIs(1));
+  EXPECT_THAT(pod_devices.Allocated(kRes1), ElementsAre("dev1"));
+  // A second commit updates.
+  EXPECT_TRUE(pod_devices.Commit("pod1", "ctr", kRes1, ResponseWithEnv("A", "2")));
+  EXPECT_EQ(pod_devices.Entries()[0].response.envs().at("A"), "2");
+
+  pod_devices.DeletePod("pod1");
+  EXPECT_THAT(pod_devices.Allocated(kRes1), IsEmpty());
+  EXPECT_THAT(pod_devices.Entries(), IsEmpty());
+  EXPECT_THAT(pod_devices.PodUids(), IsEmpty());
+}
+
+// A pod deleted while one of its reservations is in flight loses the reservation too; the
+// commit that follows finds nothing and records nothing.
+TEST(PodDevices, DeletePodDropsReservationsAndALaterCommitIsNoop) {
+  PodDevices pod_devices;
+  pod_devices.Reserve("pod1", "ctr", kRes1, {{0, {"dev1"}}});
+  pod_devices.DeletePod("pod1");
+  EXPECT_THAT(pod_devices.Allocated(kRes1), IsEmpty());
+  EXPECT_FALSE(pod_devices.Commit("pod1", "ctr", kRes1, ResponseWithEnv("A", "1")));
+  EXPECT_THAT(pod_devices.Entries(), IsEmpty());
+  EXPECT_THAT(pod_devices.Allocated(kRes1), IsEmpty());
+  EXPECT_FALSE(pod_devices.HasPod("pod1"));
+}
+
+// Restored entries are committed: listed, allocated, and never rolled back.
+TEST(PodDevices, RestoredEntriesAreCommitted) {
+  PodDevices pod_devices;
+  pod_devices.Restore({.pod_uid = "pod1",
+                       .container_name = "ctr",
+                       .resource_name = kRes1,
+                       .devices = {{-1, {"dev1"}}},
+                       .response = ResponseWithEnv("A", "1")});
+  pod_devices.Rollback("pod1", "ctr", kRes1);
+  ASSERT_THAT(pod_devices.Entries(), SizeIs(1));
+  EXPECT_EQ(pod_devices.Entries()[0].response.envs().at("A"), "1");
+  EXPECT_THAT(pod_devices.Allocated(kRes1), ElementsAre("dev1"));
+}
+
+// A device held by two entries of one resource (an init container's device reused by an app
+// container of the same pod) stays allocated until its last holder goes.
+TEST(PodDevices, SharedDeviceStaysAllocatedUntilItsLastHolderGoes) {
+  PodDevices pod_devices;
+  pod_devices.Reserve("pod1", "init", kRes1, {{0, {"dev1", "dev2"}}});
+  EXPECT_TRUE(pod_devices.Commit("pod1", "init", kRes1, {}));
+  pod_devices.Reserve("pod1", "app", kRes1, {{0, {"dev1"}}});
+  pod_devices.Rollback("pod1", "app", kRes1);
+  EXPECT_THAT(pod_devices.Allocated(kRes1), ElementsAre("dev1", "dev2"));
+  pod_devices.Reserve("pod1", "app", kRes1, {{0, {"dev1"}}});
+  EXPECT_TRUE(pod_devices.Commit("pod1", "app", kRes1, {}));
+  pod_devices.DeletePod("pod1");
+  EXPECT_THAT(pod_devices.Allocated(kRes1), IsEmpty());
+}
+
+// The allocated sets are per resource (the fork's resource-scoped getPodAndContainerForDevice;
+// kdp has no device-to-pod lookup): one device ID in two resources is two devices.
+TEST(PodDevices, SameDeviceIdInTwoResourcesIsTrackedPerResource) {
+  PodDevices pod_devices;
+  pod_devices.Reserve("pod1", "ctr", kRes1, {{0, {"dev1"}}});
+  pod_devices.Reserve("pod2", "ctr", kRes2, {{0, {"dev1"}}});
+  pod_devices.Rollback("pod2", "ctr", kRes2);
+  EXPECT_THAT(pod_devices.Allocated(kRes1), ElementsAre("dev1"));
+  EXPECT_THAT(pod_devices.Allocated(kRes2), IsEmpty());
+  EXPECT_TRUE(pod_devices.Commit("pod1", "ctr", kRes1, {}));
+  pod_devices.Reserve("pod2", "ctr", kRes2, {{0, {"dev1"}}});
+  pod_devices.DeletePod("pod2");
+  EXPECT_THAT(pod_devices.Allocated(kRes1), ElementsAre("dev1"));
 }
 
 }  // namespace

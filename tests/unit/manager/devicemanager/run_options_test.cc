@@ -124,26 +124,48 @@ TEST(MergeRunContainerOptions, FirstDevicePerContainerPathWins) {
   EXPECT_EQ(options.devices[1].permissions(), "mrw");
 }
 
-TEST(MergeRunContainerOptions, ConcatenatesCdiDevicesOfTwoResources) {
-  v1beta1::ContainerAllocateResponse first, second;
-  AddCdi(&first, "vendor1.com/gpu=1");
-  AddCdi(&first, "vendor1.com/gpu=0");
-  AddCdi(&second, "vendor2.com/nic=eth0");
-  RunContainerOptions options = MergeRunContainerOptions({&first, &second});
-  EXPECT_THAT(options.cdi_devices,
-              ElementsAre("vendor1.com/gpu=1", "vendor1.com/gpu=0", "vendor2.com/nic=eth0"));
-}
-
-TEST(MergeRunContainerOptions, DropsDuplicateCdiNamesKeepingFirstAppearance) {
-  v1beta1::ContainerAllocateResponse first, second;
-  AddCdi(&first, "vendor.com/dev=a");
-  AddCdi(&first, "vendor.com/dev=b");
-  AddCdi(&first, "vendor.com/dev=a");
-  AddCdi(&second, "vendor.com/dev=c");
-  AddCdi(&second, "vendor.com/dev=b");
-  RunContainerOptions options = MergeRunContainerOptions({&first, &second});
-  EXPECT_THAT(options.cdi_devices,
-              ElementsAre("vendor.com/dev=a", "vendor.com/dev=b", "vendor.com/dev=c"));
+// TestDeviceRunContainerOptions (upstream pod_devices_test.go): CDI devices of every resource's
+// answer, concatenated in order, each name once (first appearance wins, across and within
+// answers).
+TEST(MergeRunContainerOptions, TestDeviceRunContainerOptions) {
+  struct Case {
+    std::string description;
+    std::vector<std::vector<std::string>> responses;  // CDI names per resource's answer
+    std::vector<std::string> want;
+  };
+  const std::vector<Case> cases = {
+      {"empty response", {{}}, {}},
+      {"cdi devices are handled when only one resource",
+       {{"vendor1.com/class1=device1", "vendor1.com/class1=device2"}},
+       {"vendor1.com/class1=device1", "vendor1.com/class1=device2"}},
+      {"cdi devices from multiple resources are concatenated",
+       {{"vendor1.com/class1=device1", "vendor1.com/class1=device2"},
+        {"vendor2.com/class2=device1", "vendor2.com/class2=device2"}},
+       {"vendor1.com/class1=device1", "vendor1.com/class1=device2", "vendor2.com/class2=device1",
+        "vendor2.com/class2=device2"}},
+      {"duplicate cdi devices are skipped",
+       {{"vendor1.com/class1=device1", "vendor1.com/class1=device2"},
+        {"vendor1.com/class1=device2", "vendor2.com/class2=device1"}},
+       {"vendor1.com/class1=device1", "vendor1.com/class1=device2", "vendor2.com/class2=device1"}},
+      {"duplicates within one answer are skipped too",
+       {{"vendor.com/dev=a", "vendor.com/dev=b", "vendor.com/dev=a"},
+        {"vendor.com/dev=c", "vendor.com/dev=b"}},
+       {"vendor.com/dev=a", "vendor.com/dev=b", "vendor.com/dev=c"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.description);
+    std::vector<v1beta1::ContainerAllocateResponse> responses(c.responses.size());
+    std::vector<const v1beta1::ContainerAllocateResponse*> pointers;
+    for (size_t i = 0; i < c.responses.size(); ++i) {
+      for (const std::string& name : c.responses[i]) AddCdi(&responses[i], name);
+      pointers.push_back(&responses[i]);
+    }
+    RunContainerOptions options = MergeRunContainerOptions(pointers);
+    EXPECT_EQ(options.cdi_devices, c.want);
+    EXPECT_THAT(options.envs, IsEmpty());
+    EXPECT_THAT(options.mounts, IsEmpty());
+    EXPECT_THAT(options.devices, IsEmpty());
+  }
 }
 
 }  // namespace
