@@ -38,6 +38,9 @@ int main(int argc, char** argv) {
   app.add_option("--health-file", options.health_file,
                  "file listing unhealthy GPU IDs, one per line ('#' starts a comment); re-read "
                  "every 100 ms; missing file: all healthy");
+  app.add_option("--socket-suffix", runner_options.socket_suffix,
+                 "added to the socket name (<resource>-<suffix>.sock), e.g. the pod name, so the "
+                 "old and new pods of a rolling update serve on sockets of their own");
   app.add_option("--log-level", log_level, "lowest level logged")
       ->capture_default_str()
       ->check(CLI::IsMember({"debug", "info", "warning", "error"}));

@@ -15,6 +15,7 @@
 #include <thread>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/grpc_server.h"
@@ -29,9 +30,10 @@
 
 namespace kdp {
 
-std::string SocketNameFor(const std::string& resource_name) {
+std::string SocketNameFor(const std::string& resource_name, const std::string& suffix) {
   std::string name = resource_name;
   std::replace(name.begin(), name.end(), '/', '_');
+  if (!suffix.empty()) absl::StrAppend(&name, "-", suffix);
   return name + ".sock";
 }
 
@@ -66,6 +68,10 @@ struct ServedPlugin {
   std::shared_ptr<DeviceState> state;
   std::string socket_name;
   std::string socket_path;
+  // The socket file this runner bound (another instance may replace it at the same path).
+  FileIdentity socket_identity;
+  // Another instance took the socket over: no longer served or registered by this runner.
+  bool superseded = false;
   std::unique_ptr<PluginService> service;
   std::unique_ptr<grpc::Server> server;
   // Registration bookkeeping (supervisor thread only).
@@ -86,7 +92,7 @@ class RunnerImpl {
       auto served = std::make_unique<ServedPlugin>();
       served->plugin = plugin.get();
       served->state = plugin->state_;
-      served->socket_name = SocketNameFor(plugin->resource_name());
+      served->socket_name = SocketNameFor(plugin->resource_name(), options_.socket_suffix);
       served->socket_path = absl::StrCat(plugins_dir_, "/", served->socket_name);
       served_.push_back(std::move(served));
     }
@@ -95,6 +101,14 @@ class RunnerImpl {
   ~RunnerImpl() { Stop(); }
 
   absl::Status Validate() const {
+    const std::string& suffix = options_.socket_suffix;
+    if (suffix.size() > 64 || !std::all_of(suffix.begin(), suffix.end(), [](char c) {
+          return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||
+                 c == '-';
+        })) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "socket suffix \"", suffix, "\": must be at most 64 letters, digits, '.', '_' or '-'"));
+    }
     std::set<std::string> names;
     for (const auto& served : served_) {
       KDP_RETURN_IF_ERROR(ValidateExtendedResourceName(served->plugin->resource_name()));
@@ -182,6 +196,7 @@ class RunnerImpl {
                                        server.status().message()));
     }
     served.server = *std::move(server);
+    served.socket_identity = IdentityOf(served.socket_path);
     KDP_LOG_INFO("Serving device plugin", "resourceName", served.plugin->resource_name(), "socket",
                  served.socket_path, "preStartRequired",
                  served.service->options().pre_start_required(), "getPreferredAllocation",
@@ -198,8 +213,12 @@ class RunnerImpl {
       served.server.reset();
       served.service.reset();
     }
-    // Only our own socket: a kubelet may already have replaced the directory's contents.
-    if (remove_socket) (void)RemoveSocketIfPresent(served.socket_path);
+    // Only our own socket: a kubelet may already have replaced the directory's contents, or
+    // another instance of the plugin may serve at the same path now.
+    if (remove_socket && served.socket_identity.exists() &&
+        IdentityOf(served.socket_path) == served.socket_identity) {
+      (void)RemoveSocketIfPresent(served.socket_path);
+    }
   }
 
   absl::Status Register(ServedPlugin& served) {
@@ -266,7 +285,7 @@ class RunnerImpl {
   void Recheck() {
     FileIdentity kubelet = IdentityOf(kubelet_socket_);
     for (auto& served : served_) {
-      if (served->needs_registration) continue;
+      if (served->needs_registration || TakenOver(*served)) continue;
       if (!IsSocket(served->socket_path) ||
           (kubelet.exists() && kubelet != served->registered_kubelet)) {
         Reschedule(*served);
@@ -274,10 +293,28 @@ class RunnerImpl {
     }
   }
 
+  // True when another process serves at our socket path now (a rolling update's new instance):
+  // it owns the path from then on.
+  bool TakenOver(ServedPlugin& served) {
+    if (served.superseded) return true;
+    FileIdentity now = IdentityOf(served.socket_path);
+    if (!now.exists() || !served.socket_identity.exists() || now == served.socket_identity) {
+      return false;
+    }
+    KDP_LOG_WARNING("Another instance serves this plugin's socket now; this one stops serving it",
+                    "resourceName", served.plugin->resource_name(), "socket", served.socket_path);
+    served.superseded = true;
+    served.needs_registration = false;
+    // Its server keeps serving the unlinked socket until Stop(): gRPC unlinks the path when a
+    // unix listener shuts down, which would now delete the other instance's socket.
+    return true;
+  }
+
   void AttemptRegistrations() {
     absl::Time now = absl::Now();
     for (auto& served : served_) {
       if (!served->needs_registration || now < served->next_attempt) continue;
+      if (TakenOver(*served)) continue;
       absl::Status status = absl::OkStatus();
       if (!IsSocket(served->socket_path)) {
         // The kubelet removed our socket when it restarted: serve again before registering.

@@ -2,7 +2,11 @@
 // unix socket in <kubelet-root>/device-plugins/, serving before it registers on kubelet.sock, a
 // full device list first on every ListAndWatch stream, and serving and registering again (with
 // backoff) whenever the kubelet restarts: kubelet.sock re-created, or the plugin's own socket
-// removed. RunPluginsUntilSignal() wraps it for a plugin's main().
+// removed. A socket replaced by another instance of the plugin (same name, same directory) is left
+// to it: this runner stops registering instead of fighting over the path. (gRPC unlinks the path
+// when this runner's server finally stops, so that instance then serves again once, by itself;
+// RunnerOptions::socket_suffix avoids sharing a path at all.)
+// RunPluginsUntilSignal() wraps it for a plugin's main().
 //
 // Thread-safety: thread-safe. Stop() may be called more than once, concurrently, or without
 // Start().
@@ -30,11 +34,16 @@ struct RunnerOptions {
   absl::Duration max_backoff = absl::Seconds(10);
   // How long Stop() lets open calls and streams finish before cancelling them.
   absl::Duration shutdown_grace = absl::Seconds(2);
+  // Added to every socket name (SocketNameFor), e.g. the pod's name, so that the old and the new
+  // instance of a DaemonSet rolling update (maxSurge) serve on sockets of their own and the
+  // manager keeps both endpoints; empty: none. Letters, digits, '.', '_', '-'; at most 64.
+  std::string socket_suffix = {};
 };
 
-// The socket file name a plugin serves on: the resource name with '/' replaced by '_', plus
-// ".sock" (e.g. "example.com_gpu.sock").
-std::string SocketNameFor(const std::string& resource_name);
+// The socket file name a plugin serves on: the resource name with '/' replaced by '_', then
+// "-<suffix>" when a suffix is given, then ".sock" (e.g. "example.com_gpu.sock",
+// "example.com_gpu-gpu-plugin-x7k2p.sock").
+std::string SocketNameFor(const std::string& resource_name, const std::string& suffix = "");
 
 namespace internal {
 class RunnerImpl;

@@ -1,6 +1,7 @@
 #include "kdp/plugin_runner.h"
 
 #include <grpcpp/grpcpp.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
@@ -353,6 +354,42 @@ TEST_F(PluginRunnerTest, CreateRejectsASocketPathOverTheUnixLimit) {
 
 TEST_F(PluginRunnerTest, SocketNameReplacesTheSlash) {
   EXPECT_EQ(SocketNameFor("example.com/gpu"), "example.com_gpu.sock");
+  EXPECT_EQ(SocketNameFor("example.com/gpu", "pod-x7k2p"), "example.com_gpu-pod-x7k2p.sock");
+}
+
+TEST_F(PluginRunnerTest, CreateRejectsABadSocketSuffix) {
+  for (const std::string& suffix : {std::string("a/b"), std::string("a b"), std::string(65, 'x')}) {
+    RunnerOptions options = FastOptions(root_);
+    options.socket_suffix = suffix;
+    absl::StatusOr<std::unique_ptr<PluginRunner>> runner =
+        PluginRunner::Create(options, One(std::make_unique<TestPlugin>()));
+    EXPECT_EQ(runner.status().code(), absl::StatusCode::kInvalidArgument) << suffix;
+    EXPECT_THAT(runner.status().message(), HasSubstr("socket suffix")) << suffix;
+  }
+}
+
+// A rolling update without a suffix: the new instance takes the socket path over. The old one
+// must not fight for it (re-serving would delete the new instance's socket); when it stops, gRPC
+// unlinks the path, and the new instance serves again by itself.
+TEST_F(PluginRunnerTest, AnInstanceThatTookTheSocketOverKeepsIt) {
+  ASSERT_NO_FATAL_FAILURE(StartRunner());
+  ASSERT_TRUE(IsSocket(PluginSocket()));
+  absl::StatusOr<std::unique_ptr<PluginRunner>> successor =
+      PluginRunner::Create(FastOptions(root_), One(std::make_unique<TestPlugin>()));
+  ASSERT_TRUE(successor.ok()) << successor.status();
+  ASSERT_TRUE((*successor)->Start().ok());
+  struct stat taken {};
+  ASSERT_EQ(::lstat(PluginSocket().c_str(), &taken), 0);
+  // Longer than the old runner's 1 s re-check: it has noticed by then.
+  absl::SleepFor(absl::Milliseconds(1500));
+  struct stat later {};
+  ASSERT_EQ(::lstat(PluginSocket().c_str(), &later), 0);
+  EXPECT_EQ(later.st_ino, taken.st_ino) << "the old instance re-served over the new one";
+  runner_->Stop();
+  EXPECT_TRUE(WaitUntil([&] { return IsSocket(PluginSocket()); }))
+      << "the new instance serves again";
+  (*successor)->Stop();
+  EXPECT_FALSE(IsSocket(PluginSocket())) << "the owner removes its own socket";
 }
 
 // ---------------------------------------------------------------------------------------------
