@@ -101,6 +101,8 @@ void PodManager::Restore(std::vector<Pod> pods) {
   {
     absl::MutexLock lock(&mu_);
     pods_ = std::move(restored);
+    by_uid_.clear();
+    for (const auto& [key, admitted] : pods_) by_uid_[admitted.pod.uid] = key;
     sources_ready_ = true;
     ++generation_;
   }
@@ -145,12 +147,10 @@ absl::StatusOr<AdmitResult> PodManager::Admit(Pod pod) {
                                                    "); delete it first"));
     }
     // Devices are recorded by pod UID: two pods sharing one would share their allocations.
-    for (const auto& [other_key, other] : pods_) {
-      if (other.pod.uid == pod.uid) {
-        return absl::AlreadyExistsError(absl::StrCat("metadata.uid ", pod.uid,
-                                                     " is already used by pod ", other_key.first,
-                                                     "/", other_key.second));
-      }
+    if (auto other = by_uid_.find(pod.uid); other != by_uid_.end()) {
+      return absl::AlreadyExistsError(absl::StrCat("metadata.uid ", pod.uid,
+                                                   " is already used by pod ", other->second.first,
+                                                   "/", other->second.second));
     }
     admitting_ = pod.uid;
   }
@@ -202,6 +202,7 @@ absl::StatusOr<AdmitResult> PodManager::Admit(Pod pod) {
   auto add = [&] {
     absl::MutexLock lock(&mu_);
     pods_.emplace(key, std::move(admitted));
+    by_uid_[pod.uid] = key;
   };
   if (store_ == nullptr) {
     add();
@@ -233,7 +234,9 @@ absl::StatusOr<std::string> PodManager::Delete(const std::string& namespace_,
   auto erase = [&] {
     absl::MutexLock lock(&mu_);
     pods_.erase({namespace_, name});
-    ++generation_;
+    by_uid_.erase(uid);
+    // The generation stays: the devices are released right below, so garbage collection has
+    // nothing to find (a full pass costs O(pods) per admission).
   };
   // The pod leaves the store before its devices are released: a crash in between leaves
   // devices of a gone pod (freed by garbage collection at the next start), never a live pod

@@ -99,6 +99,8 @@ class PodManager : public ActivePodsSource {
   std::map<std::pair<std::string, std::string>, AdmittedPod> pods_ ABSL_GUARDED_BY(mu_);
   // UID of the pod being admitted: active already, as in the kubelet.
   std::string admitting_ ABSL_GUARDED_BY(mu_);
+  // UID → (namespace, name) of every admitted pod.
+  std::map<std::string, std::pair<std::string, std::string>> by_uid_ ABSL_GUARDED_BY(mu_);
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
   bool sources_ready_ ABSL_GUARDED_BY(mu_) = false;
 };

@@ -7,28 +7,11 @@
 #include "absl/strings/str_join.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "manager/src/devicemanager/allocator.h"
 #include "manager/src/devicemanager/checkpoint/checkpoint.h"
 #include "manager/src/devicemanager/errors.h"
 
 namespace kdp::manager {
-
-namespace {
-
-// The plugin's answer as the checkpoint stores it: deterministic bytes (maps in key order).
-std::string SerializeResponse(const v1beta1::ContainerAllocateResponse& response) {
-  std::string bytes;
-  google::protobuf::io::StringOutputStream stream(&bytes);
-  google::protobuf::io::CodedOutputStream coded(&stream);
-  coded.SetSerializationDeterministic(true);
-  response.SerializeToCodedStream(&coded);
-  coded.Trim();
-  return bytes;
-}
-
-}  // namespace
 
 DeviceManager::DeviceManager(DeviceManagerOptions options)
     : options_(std::move(options)), registration_server_(options_.plugins_dir, this) {}
@@ -449,13 +432,7 @@ absl::Status DeviceManager::AllocateContainerResources(
 
 checkpoint::Data DeviceManager::CheckpointData() const {
   checkpoint::Data data;
-  for (PodDevicesEntry& entry : pod_devices_.Entries()) {
-    data.entries.push_back({.pod_uid = std::move(entry.pod_uid),
-                            .container_name = std::move(entry.container_name),
-                            .resource_name = std::move(entry.resource_name),
-                            .devices = std::move(entry.devices),
-                            .alloc_resp = SerializeResponse(entry.response)});
-  }
+  data.entries = pod_devices_.CheckpointEntries();
   for (const ResourceDevices& resource : registry_.List()) {
     std::set<std::string> healthy = resource.Healthy();
     data.registered_devices[resource.name] = {healthy.begin(), healthy.end()};

@@ -41,8 +41,9 @@ class ActivePodsSource {
   virtual ~ActivePodsSource() = default;
   // False until every pod source has been read (at start, until the pod store is restored).
   virtual bool SourcesReady() const = 0;
-  // Changes whenever a pod leaves the active set: while it is unchanged no allocation can have
-  // become stale, and garbage collection has nothing to do.
+  // Changes whenever a pod may have left the active set without its devices being released
+  // (RemovePod): while it is unchanged no allocation can have become stale, and garbage
+  // collection has nothing to do.
   virtual uint64_t Generation() const = 0;
   // UIDs of the active pods, the one being admitted included.
   virtual std::set<std::string> ActivePodUids() const = 0;

@@ -3,7 +3,21 @@
 #include <tuple>
 #include <utility>
 
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+
 namespace kdp::manager {
+
+std::string SerializeResponse(const v1beta1::ContainerAllocateResponse& response) {
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    response.SerializeToCodedStream(&coded);
+  }
+  return bytes;
+}
 
 std::set<std::string> DeviceIds(const DevicesPerNuma& devices) {
   std::set<std::string> ids;
@@ -31,25 +45,30 @@ void PodDevices::Reserve(const std::string& pod_uid, const std::string& containe
   Key key(pod_uid, container, resource);
   if (auto it = entries_.find(key); it != entries_.end()) EraseLocked(it);
   IndexLocked(resource, devices, +1);
-  entries_[key] = Allocation{.devices = std::move(devices), .response = {}, .committed = false};
+  entries_[key] = Allocation{
+      .devices = std::move(devices), .response = {}, .response_bytes = {}, .committed = false};
 }
 
 void PodDevices::Restore(PodDevicesEntry entry) {
+  std::string bytes = SerializeResponse(entry.response);
   absl::MutexLock lock(&mu_);
   Key key(entry.pod_uid, entry.container_name, entry.resource_name);
   if (auto it = entries_.find(key); it != entries_.end()) EraseLocked(it);
   IndexLocked(entry.resource_name, entry.devices, +1);
   entries_[key] = Allocation{.devices = std::move(entry.devices),
                              .response = std::move(entry.response),
+                             .response_bytes = std::move(bytes),
                              .committed = true};
 }
 
 bool PodDevices::Commit(const std::string& pod_uid, const std::string& container,
                         const std::string& resource, v1beta1::ContainerAllocateResponse response) {
+  std::string bytes = SerializeResponse(response);
   absl::MutexLock lock(&mu_);
   auto it = entries_.find(Key(pod_uid, container, resource));
   if (it == entries_.end()) return false;
   it->second.response = std::move(response);
+  it->second.response_bytes = std::move(bytes);
   it->second.committed = true;
   return true;
 }
@@ -126,6 +145,25 @@ std::vector<PodDevicesEntry> PodDevices::Entries() const {
     if (!allocation.committed) continue;
     out.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), allocation.devices,
                    allocation.response});
+  }
+  return out;
+}
+
+}  // namespace kdp::manager
+
+namespace kdp::manager {
+
+std::vector<checkpoint::Entry> PodDevices::CheckpointEntries() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<checkpoint::Entry> out;
+  out.reserve(entries_.size());
+  for (const auto& [key, allocation] : entries_) {
+    if (!allocation.committed) continue;
+    out.push_back({.pod_uid = std::get<0>(key),
+                   .container_name = std::get<1>(key),
+                   .resource_name = std::get<2>(key),
+                   .devices = allocation.devices,
+                   .alloc_resp = allocation.response_bytes});
   }
   return out;
 }

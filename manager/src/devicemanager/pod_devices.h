@@ -20,12 +20,17 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "deviceplugin/v1beta1/api.pb.h"
+#include "manager/src/devicemanager/checkpoint/checkpoint.h"
 
 namespace kdp::manager {
 
 // NUMA node → device IDs; key -1 holds devices without topology. A device on several nodes is
 // listed under each (the kubelet's DevicesPerNUMA).
 using DevicesPerNuma = std::map<int64_t, std::vector<std::string>>;
+
+// The plugin's answer as the checkpoint stores it: deterministic protobuf bytes (maps in key
+// order), the same bytes for the same answer every time.
+std::string SerializeResponse(const v1beta1::ContainerAllocateResponse& response);
 
 // All device IDs of a DevicesPerNuma, ordered, without repeats.
 std::set<std::string> DeviceIds(const DevicesPerNuma& devices);
@@ -75,11 +80,15 @@ class PodDevices {
       ABSL_LOCKS_EXCLUDED(mu_);
   // Every committed entry, ordered by (pod, container, resource).
   std::vector<PodDevicesEntry> Entries() const ABSL_LOCKS_EXCLUDED(mu_);
+  // The same as the checkpoint stores them; each answer's bytes were serialised once, at commit.
+  std::vector<checkpoint::Entry> CheckpointEntries() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   struct Allocation {
     DevicesPerNuma devices;
     v1beta1::ContainerAllocateResponse response;
+    // SerializeResponse(response), kept for the checkpoint.
+    std::string response_bytes;
     bool committed = false;
   };
   using Key = std::tuple<std::string, std::string, std::string>;  // pod, container, resource
