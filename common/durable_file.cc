@@ -11,7 +11,6 @@
 #include "absl/strings/str_cat.h"
 
 namespace kdp {
-namespace {
 
 absl::Status ErrnoStatus(int error, const std::string& what) {
   std::string message = absl::StrCat(what, ": ", std::strerror(error));
@@ -20,9 +19,11 @@ absl::Status ErrnoStatus(int error, const std::string& what) {
       return absl::NotFoundError(message);
     case EACCES:
     case EPERM:
+    case EROFS:
       return absl::PermissionDeniedError(message);
     case ENOSPC:
     case EDQUOT:
+    case EFBIG:
       return absl::ResourceExhaustedError(message);
     default:
       return absl::InternalError(message);
@@ -39,8 +40,6 @@ std::string BaseName(const std::string& path) {
   size_t slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
-
-}  // namespace
 
 absl::Status WriteFileDurably(const std::string& path, std::string_view content, mode_t mode) {
   const std::string dir = DirectoryOf(path);

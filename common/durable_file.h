@@ -22,6 +22,14 @@ namespace kdp {
 [[nodiscard]] absl::Status WriteFileDurably(const std::string& path, std::string_view content,
                                             mode_t mode = 0600);
 
+// A status for a failed system call: "<what>: <strerror>", with the code a caller can act on
+// (NOT_FOUND, PERMISSION_DENIED incl. a read-only file system, RESOURCE_EXHAUSTED for a full
+// disk, quota or file-size limit, else INTERNAL).
+absl::Status ErrnoStatus(int error, const std::string& what);
+// The directory part of `path` ("." when none, "/" for a file at the root) and the last part.
+std::string DirectoryOf(const std::string& path);
+std::string BaseName(const std::string& path);
+
 // The whole file; NOT_FOUND when it does not exist, other codes naming the path and the error.
 absl::StatusOr<std::string> ReadFile(const std::string& path);
 

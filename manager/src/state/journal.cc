@@ -97,32 +97,7 @@ std::string EncodeFile(std::string_view header, uint64_t header_seq,
 }
 
 absl::Status ErrnoStatus(int error, std::string_view what, const std::string& path) {
-  std::string message = absl::StrCat(std::string(what), " ", path, ": ", std::strerror(error));
-  switch (error) {
-    case ENOENT:
-      return absl::NotFoundError(message);
-    case EACCES:
-    case EPERM:
-    case EROFS:
-      return absl::PermissionDeniedError(message);
-    case ENOSPC:
-    case EDQUOT:
-    case EFBIG:
-      return absl::ResourceExhaustedError(message);
-    default:
-      return absl::InternalError(message);
-  }
-}
-
-std::string DirectoryOf(const std::string& path) {
-  size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-std::string BaseName(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
+  return kdp::ErrnoStatus(error, absl::StrCat(std::string(what), " ", path));
 }
 
 // Writes all of `bytes` at the file's end. Returns 0, or the errno of the failing write (the file
