@@ -6,16 +6,22 @@
 // gRPC (whose grpc_core::Mutex is an absl::Mutex) hands data to us. Suppressions cannot repair a
 // missing edge, and Debian ships no Abseil sources to rebuild instrumented.
 //
-// This library, linked into every executable of a KDP_SANITIZE=thread build ahead of Abseil,
-// interposes the out-of-line member functions of those three classes: each wrapper calls the real
-// function (found with dlsym(RTLD_NEXT)) between the __tsan_mutex_* annotations that Abseil's own
-// sources make when they are built with ThreadSanitizer (absl/base/internal/tsan_mutex_interface.h).
-// Memory accesses inside the real function, including the evaluation of absl::Condition
-// callbacks by whichever thread runs them, are ignored, as in an instrumented Abseil. Every caller
-// of these functions goes through the PLT (executables, gRPC, and Abseil itself: Notification
-// calls Mutex::Lock through its PLT), so all of them see the annotated versions.
+// This library, linked into every executable of a KDP_SANITIZE=thread build ahead of Abseil
+// (cmake/kdp.cmake), interposes the out-of-line lock, unlock and wait functions of those three
+// classes: each wrapper calls the real function (found with dlsym(RTLD_NEXT)) between the
+// __tsan_mutex_* annotations that Abseil's own sources make when built with ThreadSanitizer
+// (absl/base/internal/tsan_mutex_interface.h). Memory accesses inside the real function,
+// including absl::Condition callbacks evaluated by whichever thread runs them, are ignored, as
+// in an instrumented Abseil. Every caller reaches these functions through the PLT (executables,
+// gRPC, and Abseil itself), so all of them see the annotated versions.
 //
-// It is built only for thread-sanitized builds and never installed.
+// ~Mutex is not annotated: gRPC destroys its mutexes after handing them between threads through
+// its own (uninstrumented) atomics, which TSan would report as a destroy racing a lock. A mutex in
+// our code destroyed while in use is still caught: freeing its memory is an instrumented write.
+// The runs also need TSAN_OPTIONS=ignore_noninstrumented_modules=1 (CMakePresets.json), so that
+// gRPC's own memcpy/new/free/sendmsg calls on its internal buffers are not checked either.
+//
+// Built only for thread-sanitized builds; never installed.
 #include <dlfcn.h>
 #include <sanitizer/tsan_interface.h>
 
@@ -71,9 +77,30 @@ unsigned HeldFlags(const absl::Mutex* mu) {
   return (word->load(std::memory_order_relaxed) & 0x0008) != 0 ? 0 : __tsan_mutex_read_lock;
 }
 
+// Abseil calls some of these functions from others through its PLT (CondVar::WaitWithTimeout
+// calls WaitWithDeadline, Notification::Notify calls Mutex::Lock, ...): only the outermost
+// wrapper on a thread annotates, or one lock would be counted twice.
+thread_local int wrapper_depth = 0;
+
+class Outermost {
+ public:
+  Outermost() : outermost_(wrapper_depth++ == 0) {}
+  ~Outermost() { --wrapper_depth; }
+  Outermost(const Outermost&) = delete;
+  Outermost& operator=(const Outermost&) = delete;
+
+  // True when no other wrapper is running on this thread.
+  bool is() const { return outermost_; }
+
+ private:
+  const bool outermost_;
+};
+
 // Runs `real` as a blocking lock acquisition of `mu` with `flags`.
 template <typename F>
 auto AnnotatedLock(const absl::Mutex* mu, unsigned flags, F real) {
+  Outermost outer;
+  if (!outer.is()) return real();
   void* m = const_cast<absl::Mutex*>(mu);
   __tsan_mutex_pre_lock(m, flags);
   auto result = real();
@@ -85,6 +112,8 @@ auto AnnotatedLock(const absl::Mutex* mu, unsigned flags, F real) {
 // Mutex::Await): a release then an acquisition, with the waiting itself ignored.
 template <typename F>
 auto AnnotatedRelock(const absl::Mutex* mu, unsigned flags, F real) {
+  Outermost outer;
+  if (!outer.is()) return real();
   void* m = const_cast<absl::Mutex*>(mu);
   __tsan_mutex_pre_unlock(m, flags);
   auto result = real();
@@ -106,12 +135,6 @@ void* NotifiedFlag(const absl::Notification* n) {
 namespace absl {
 ABSL_NAMESPACE_BEGIN
 
-Mutex::~Mutex() {
-  KDP_REAL(void (*)(Mutex*), "5MutexD2Ev");
-  __tsan_mutex_destroy(this, 0);
-  real(this);
-}
-
 void Mutex::Lock() {
   KDP_REAL(void (*)(Mutex*), "5Mutex4LockEv");
   AnnotatedLock(this, 0, [&] { return (real(this), 0); });
@@ -124,15 +147,19 @@ void Mutex::ReaderLock() {
 
 bool Mutex::TryLock() {
   KDP_REAL(bool (*)(Mutex*), "5Mutex7TryLockEv");
+  Outermost outer;
+  if (!outer.is()) return real(this);
   __tsan_mutex_pre_lock(this, __tsan_mutex_try_lock);
   const bool locked = real(this);
-  __tsan_mutex_post_lock(
-      this, __tsan_mutex_try_lock | (locked ? 0 : __tsan_mutex_try_lock_failed), 0);
+  __tsan_mutex_post_lock(this, __tsan_mutex_try_lock | (locked ? 0 : __tsan_mutex_try_lock_failed),
+                         0);
   return locked;
 }
 
 bool Mutex::ReaderTryLock() {
   KDP_REAL(bool (*)(Mutex*), "5Mutex13ReaderTryLockEv");
+  Outermost outer;
+  if (!outer.is()) return real(this);
   const unsigned flags = __tsan_mutex_read_lock | __tsan_mutex_try_lock;
   __tsan_mutex_pre_lock(this, flags);
   const bool locked = real(this);
@@ -142,6 +169,8 @@ bool Mutex::ReaderTryLock() {
 
 void Mutex::Unlock() {
   KDP_REAL(void (*)(Mutex*), "5Mutex6UnlockEv");
+  Outermost outer;
+  if (!outer.is()) return real(this);
   __tsan_mutex_pre_unlock(this, 0);
   real(this);
   __tsan_mutex_post_unlock(this, 0);
@@ -149,6 +178,8 @@ void Mutex::Unlock() {
 
 void Mutex::ReaderUnlock() {
   KDP_REAL(void (*)(Mutex*), "5Mutex12ReaderUnlockEv");
+  Outermost outer;
+  if (!outer.is()) return real(this);
   __tsan_mutex_pre_unlock(this, __tsan_mutex_read_lock);
   real(this);
   __tsan_mutex_post_unlock(this, __tsan_mutex_read_lock);
@@ -221,36 +252,41 @@ bool CondVar::WaitWithDeadline(Mutex* mu, Time deadline) {
   return AnnotatedRelock(mu, HeldFlags(mu), [&] { return real(this, mu, deadline); });
 }
 
-// Notify releases on the notification and on its flag; the waits acquire once notified. The
-// real functions lock the notification's own Mutex through the wrappers above, which orders the
-// slow paths; these edges cover the lock-free fast paths (an already notified Wait* and the
-// inline HasBeenNotified()).
+// Notify releases on the notification and on its flag; the waits acquire once notified. That
+// covers the lock-free fast paths too (an already notified Wait* and the inline
+// HasBeenNotified()); the notification's own Mutex, locked inside, is then not annotated.
 void Notification::Notify() {
   KDP_REAL(void (*)(Notification*), "12Notification6NotifyEv");
-  __tsan_release(this);
-  __tsan_release(NotifiedFlag(this));
+  Outermost outer;
+  if (outer.is()) {
+    __tsan_release(this);
+    __tsan_release(NotifiedFlag(this));
+  }
   real(this);
 }
 
 void Notification::WaitForNotification() const {
   KDP_REAL_CONST(void (*)(const Notification*), "12Notification19WaitForNotificationEv");
+  Outermost outer;
   real(this);
-  __tsan_acquire(const_cast<Notification*>(this));
+  if (outer.is()) __tsan_acquire(const_cast<Notification*>(this));
 }
 
 bool Notification::WaitForNotificationWithTimeout(Duration timeout) const {
   KDP_REAL_CONST(bool (*)(const Notification*, Duration),
-           "12Notification30WaitForNotificationWithTimeoutENS0_8DurationE");
+                 "12Notification30WaitForNotificationWithTimeoutENS0_8DurationE");
+  Outermost outer;
   const bool notified = real(this, timeout);
-  if (notified) __tsan_acquire(const_cast<Notification*>(this));
+  if (notified && outer.is()) __tsan_acquire(const_cast<Notification*>(this));
   return notified;
 }
 
 bool Notification::WaitForNotificationWithDeadline(Time deadline) const {
   KDP_REAL_CONST(bool (*)(const Notification*, Time),
-           "12Notification31WaitForNotificationWithDeadlineENS0_4TimeE");
+                 "12Notification31WaitForNotificationWithDeadlineENS0_4TimeE");
+  Outermost outer;
   const bool notified = real(this, deadline);
-  if (notified) __tsan_acquire(const_cast<Notification*>(this));
+  if (notified && outer.is()) __tsan_acquire(const_cast<Notification*>(this));
   return notified;
 }
 

@@ -405,8 +405,10 @@ absl::Status DeviceManager::AllocateContainerResources(
     }
     const v1beta1::ContainerAllocateResponse& answer = response->container_responses(0);
     bool committed = false;
+    // clang 14 cannot capture a structured binding.
+    const std::string& resource_name = resource;
     auto commit = [&] {
-      committed = pod_devices_.Commit(pod.uid, container.name, resource, answer);
+      committed = pod_devices_.Commit(pod.uid, container.name, resource_name, answer);
     };
     if (options_.store != nullptr) {
       entry.alloc_resp = SerializeResponse(answer);
