@@ -118,9 +118,21 @@ void WriteBytes(const std::string& path, std::string_view bytes) {
 
 // What a crash of the process at this moment leaves on disk: every file as it is now. Every
 // acknowledged record has at least been written, so the copy holds it.
+// Files may come and go while it copies (a compaction's temporary files, renamed into place):
+// one that vanishes was not there for the crash either, and a file renamed over is copied as it
+// was before or after, both complete.
 Layout CrashCopy(const Layout& from, const TempDir& into) {
-  fs::copy(from.root, into.path(),
-           fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+  std::error_code error;
+  for (fs::recursive_directory_iterator it(from.root, error), end; !error && it != end;
+       it.increment(error)) {
+    const fs::path target = fs::path(into.path()) / fs::relative(it->path(), from.root);
+    std::error_code ignored;
+    if (it->is_directory(ignored)) {
+      fs::create_directories(target, ignored);
+    } else {
+      fs::copy_file(it->path(), target, fs::copy_options::overwrite_existing, ignored);
+    }
+  }
   return Layout(into.path());
 }
 
