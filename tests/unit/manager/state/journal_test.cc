@@ -21,11 +21,13 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/file_size_limit.h"
 #include "tests/testing/temp_dir.h"
 
 namespace kdp::manager {
 namespace {
 
+using ::kdp::testing::ScopedFileSizeLimit;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -90,29 +92,6 @@ std::unique_ptr<Journal> OpenOrDie(const std::string& path, JournalContents* con
   EXPECT_TRUE(journal.ok()) << journal.status();
   return journal.ok() ? std::move(*journal) : nullptr;
 }
-
-// Lowers this process's file size limit (RLIMIT_FSIZE) with SIGXFSZ ignored, so writes past
-// `bytes` come back short and then fail with EFBIG: a disk-full stand-in that works as root too.
-class ScopedFileSizeLimit {
- public:
-  explicit ScopedFileSizeLimit(uint64_t bytes) {
-    old_handler_ = ::signal(SIGXFSZ, SIG_IGN);
-    EXPECT_EQ(::getrlimit(RLIMIT_FSIZE, &old_), 0);
-    rlimit limit = old_;
-    limit.rlim_cur = bytes;
-    EXPECT_EQ(::setrlimit(RLIMIT_FSIZE, &limit), 0);
-  }
-  ~ScopedFileSizeLimit() {
-    EXPECT_EQ(::setrlimit(RLIMIT_FSIZE, &old_), 0);
-    ::signal(SIGXFSZ, old_handler_);
-  }
-  ScopedFileSizeLimit(const ScopedFileSizeLimit&) = delete;
-  ScopedFileSizeLimit& operator=(const ScopedFileSizeLimit&) = delete;
-
- private:
-  rlimit old_{};
-  sighandler_t old_handler_ = SIG_DFL;
-};
 
 TEST(Journal, TestChecksumIsCrc32c) {
   EXPECT_EQ(Crc32c("123456789"), 0xE3069283u);  // the standard CRC-32C check value

@@ -43,6 +43,7 @@
 #include "manager/src/pod/pod.h"
 #include "manager/src/pod/pod_json.h"
 #include "manager/src/state/journal.h"
+#include "tests/testing/file_size_limit.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/wait.h"
 
@@ -50,6 +51,7 @@ namespace kdp::manager {
 namespace {
 
 namespace fs = std::filesystem;
+using ::kdp::testing::ScopedFileSizeLimit;
 using ::kdp::testing::TempDir;
 using ::kdp::testing::WaitUntil;
 using ::testing::ElementsAre;
@@ -1123,29 +1125,6 @@ TEST(StateStore, EverySetAsideCopyIsKeptWhenStartsComeWithinOneSecond) {
   EXPECT_EQ(FilesStartingWith(layout.root + "/kdp", "journal.stale-"), stale)
       << "6 starts took " << took;
 }
-
-// Lowers this process's file size limit (RLIMIT_FSIZE) with SIGXFSZ ignored, so that writes past
-// `bytes` fail with EFBIG: a full disk that works as root too (as journal_test.cc does).
-class ScopedFileSizeLimit {
- public:
-  explicit ScopedFileSizeLimit(rlim_t bytes) {
-    old_handler_ = ::signal(SIGXFSZ, SIG_IGN);
-    EXPECT_EQ(::getrlimit(RLIMIT_FSIZE, &old_), 0);
-    rlimit limit = old_;
-    limit.rlim_cur = bytes;
-    EXPECT_EQ(::setrlimit(RLIMIT_FSIZE, &limit), 0);
-  }
-  ~ScopedFileSizeLimit() {
-    EXPECT_EQ(::setrlimit(RLIMIT_FSIZE, &old_), 0);
-    ::signal(SIGXFSZ, old_handler_);
-  }
-  ScopedFileSizeLimit(const ScopedFileSizeLimit&) = delete;
-  ScopedFileSizeLimit& operator=(const ScopedFileSizeLimit&) = delete;
-
- private:
-  rlimit old_{};
-  sighandler_t old_handler_ = SIG_DFL;
-};
 
 TEST(StateStore, AFullDiskFailsTheRecordWithoutApplyingItAndLosesNothingElse) {
   TempDir dir;
