@@ -31,7 +31,7 @@ void DeviceManager::Restore(const checkpoint::Data& data) {
                     entry.resource_name);
       continue;
     }
-    pod_devices_.Restore(std::move(restored));
+    pod_devices_.Restore(std::move(restored), entry.alloc_resp);
   }
   const absl::Time now = Now();
   absl::MutexLock lock(&mu_);

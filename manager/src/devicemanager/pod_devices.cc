@@ -49,8 +49,9 @@ void PodDevices::Reserve(const std::string& pod_uid, const std::string& containe
       .devices = std::move(devices), .response = {}, .response_bytes = {}, .committed = false};
 }
 
-void PodDevices::Restore(PodDevicesEntry entry) {
-  std::string bytes = SerializeResponse(entry.response);
+void PodDevices::Restore(PodDevicesEntry entry, std::optional<std::string> response_bytes) {
+  std::string bytes =
+      response_bytes.has_value() ? *std::move(response_bytes) : SerializeResponse(entry.response);
   absl::MutexLock lock(&mu_);
   Key key(entry.pod_uid, entry.container_name, entry.resource_name);
   if (auto it = entries_.find(key); it != entries_.end()) EraseLocked(it);

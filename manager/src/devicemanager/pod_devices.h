@@ -58,7 +58,10 @@ class PodDevices {
                 const std::string& resource) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Records a committed entry read back from the checkpoint (replacing any for its key).
-  void Restore(PodDevicesEntry entry) ABSL_LOCKS_EXCLUDED(mu_);
+  // `response_bytes`: the answer's bytes as the file held them, kept so that a checkpoint written
+  // by a kubelet is written back with the same AllocResp; serialised from `entry` when absent.
+  void Restore(PodDevicesEntry entry, std::optional<std::string> response_bytes = std::nullopt)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   void DeletePod(const std::string& pod_uid) ABSL_LOCKS_EXCLUDED(mu_);
   bool HasPod(const std::string& pod_uid) const ABSL_LOCKS_EXCLUDED(mu_);

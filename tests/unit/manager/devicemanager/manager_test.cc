@@ -579,6 +579,38 @@ StateStoreOptions StoreOptions(const std::string& root) {
           .strict = true};
 }
 
+// A kubelet (Go) may serialise an answer's map entries in any order; a restored checkpoint is
+// written back with the answer's bytes as read, not re-encoded, so replaying a node changes
+// nothing.
+TEST(DeviceManager, RestoredAllocRespBytesAreWrittenBackAsRead) {
+  TempDir root;
+  // envs {"B": "2", "A": "1"} in that order: deterministic serialisation would put A first.
+  const std::string go_order(
+      "\x0a\x06\x0a\x01"
+      "B"
+      "\x12\x01"
+      "2"
+      "\x0a\x06\x0a\x01"
+      "A"
+      "\x12\x01"
+      "1",
+      16);
+  v1beta1::ContainerAllocateResponse parsed;
+  ASSERT_TRUE(parsed.ParseFromString(go_order));
+  ASSERT_NE(SerializeResponse(parsed), go_order) << "the test needs non-canonical bytes";
+  DeviceManager manager({.plugins_dir = root.path()});
+  manager.Restore({.entries = {{.pod_uid = "pod1",
+                                .container_name = "ctr",
+                                .resource_name = kRes1,
+                                .devices = {{0, {"dev1"}}},
+                                .alloc_resp = go_order}},
+                   .registered_devices = {{kRes1, {"dev1"}}}});
+  checkpoint::Data data = manager.CheckpointData();
+  ASSERT_THAT(data.entries, SizeIs(1));
+  EXPECT_EQ(data.entries[0].alloc_resp, go_order);
+  EXPECT_EQ(manager.CachedRunContainerOptions("pod1", "ctr").envs.size(), 2u);
+}
+
 // TestCheckpoint: allocations (a device without topology under NUMA -1, one on two nodes, CDI
 // devices) survive a write and a read with their cached answers, so the run options are equal;
 // the allocated devices stay allocated. Beyond upstream: through kdp's real StateStore (journal,
