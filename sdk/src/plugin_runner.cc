@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <set>
 #include <thread>
 #include <utility>
@@ -44,6 +45,9 @@ constexpr char kKubeletSocketName[] = "kubelet.sock";
 // The supervisor re-checks the sockets this often even without an inotify event, so a missed or
 // overflowed event delays re-registration by at most this much.
 constexpr absl::Duration kRecheckInterval = absl::Seconds(1);
+// How long a vanished plugin socket is left alone before this runner serves it again: another
+// instance of the plugin replacing it (unlink, then bind) has bound by then.
+constexpr absl::Duration kSettleTime = absl::Milliseconds(100);
 
 // Identifies one incarnation of a file: a deleted and re-created kubelet.sock may get the same
 // inode number back, but not the same inode change time as well.
@@ -72,6 +76,9 @@ struct ServedPlugin {
   FileIdentity socket_identity;
   // Another instance took the socket over: no longer served or registered by this runner.
   bool superseded = false;
+  // When the socket was first found gone; it is served again only after kSettleTime, so that
+  // another instance that unlinked it to bind the same path is seen first.
+  std::optional<absl::Time> gone_since;
   std::unique_ptr<PluginService> service;
   std::unique_ptr<grpc::Server> server;
   // Registration bookkeeping (supervisor thread only).
@@ -317,6 +324,12 @@ class RunnerImpl {
       if (TakenOver(*served)) continue;
       absl::Status status = absl::OkStatus();
       if (!IsSocket(served->socket_path)) {
+        if (!served->gone_since.has_value()) {
+          served->gone_since = now;
+          served->next_attempt = now + kSettleTime;
+          continue;
+        }
+        served->gone_since.reset();
         // The kubelet removed our socket when it restarted: serve again before registering.
         KDP_LOG_INFO("Plugin socket gone; serving again", "socket", served->socket_path);
         Unserve(*served, /*remove_socket=*/false);
