@@ -64,7 +64,8 @@ std::vector<Gpu> FindGpus(const Topology& topology, std::optional<uint16_t> vend
     gpu.numa_nodes = pci.numa_nodes;
     // hwloc also lists OS devices that are not files under a GPU ("cuda0", "nvml0",
     // "opencl0d0"); the DRM nodes are what a container opens.
-    for (const std::string& name : pci.os_devices) {
+    for (const OsDevice& os_device : pci.os_devices) {
+      const std::string& name = os_device.name;
       if (absl::StartsWith(name, "card") || absl::StartsWith(name, "renderD")) {
         gpu.dev_nodes.push_back("/dev/dri/" + name);
       }

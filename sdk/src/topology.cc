@@ -136,6 +136,14 @@ int Topology::NumaDistance(int from, int to) const {
   return distances_[row * n + column];
 }
 
+// TODO(issue 4): placeholders until discovery fills them.
+const char* OsDeviceTypeName(OsDeviceType) { return "other"; }
+const char* PciLocalityName(PciLocality) { return "unknown"; }
+PciLocality Topology::Locality(const PciAddress&, const PciAddress&) const {
+  return PciLocality::kUnknown;
+}
+uint64_t Topology::LinkBandwidth(const PciAddress&, const PciAddress&) const { return 0; }
+
 // ---------------------------------------------------------------------------------------------
 // Building from hwloc
 
@@ -276,7 +284,7 @@ std::vector<PciDevice> CollectPciDevices(hwloc_topology_t topology, size_t node_
     for (hwloc_obj_t child = object->io_first_child; child != nullptr;
          child = child->next_sibling) {
       if (child->type == HWLOC_OBJ_OS_DEVICE && child->name != nullptr) {
-        device.os_devices.emplace_back(child->name);
+        device.os_devices.push_back({.name = child->name, .type = OsDeviceType::kOther});
       }
     }
     devices.push_back(std::move(device));

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +48,43 @@ struct PciAddress {
   friend bool operator==(const PciAddress&, const PciAddress&) = default;
 };
 
+// Kind of an OS device (the name the operating system gives a device function), as hwloc 2.x
+// classifies it.
+enum class OsDeviceType {
+  kBlock,        // a disk: "sda", "nvme0n1"
+  kGpu,          // a GPU handle: DRM "card1", "renderD128"; NVML "nvml0"; ROCm SMI "rsmi0"
+  kNetwork,      // a network interface: "eth0", "ens1f0"
+  kOpenFabrics,  // an InfiniBand / RDMA device: "mlx5_0", "ib0" (hwloc's HWLOC_OBJ_OSDEV_OPENFABRICS)
+  kDma,          // a DMA engine: "dma0chan0"
+  kCoprocessor,  // a compute handle: "cuda0", "opencl0d0", "ve0"
+  kOther,        // anything else hwloc lists
+};
+
+// "block", "gpu", "network", "openfabrics", "dma", "coprocessor" or "other".
+const char* OsDeviceTypeName(OsDeviceType type);
+
+// One OS device under a PCI device.
+struct OsDevice {
+  std::string name = {};
+  OsDeviceType type = OsDeviceType::kOther;
+
+  friend bool operator==(const OsDevice&, const OsDevice&) = default;
+};
+
+// How closely two PCI devices sit on the PCIe fabric, tightest first (the order compares: a
+// smaller value is a tighter locality).
+enum class PciLocality {
+  kSameSwitch,      // both below one PCIe switch (a PCI-to-PCI bridge below the host bridge)
+  kSameHostBridge,  // below one host bridge (root complex), through different switches or none
+  kSamePackage,     // below different host bridges of one CPU package (or, without packages, of
+                    // one NUMA node)
+  kCrossPackage,    // in different packages
+  kUnknown,         // either device is not in the topology or has no known locality
+};
+
+// "same-switch", "same-host-bridge", "same-package", "cross-package" or "unknown".
+const char* PciLocalityName(PciLocality locality);
+
 // One PCI device (function) found by hwloc. Bridges are not listed.
 struct PciDevice {
   PciAddress address;
@@ -59,9 +97,9 @@ struct PciDevice {
   // ascending. EMPTY when the locality is unknown: never "all nodes" of a multi-node machine.
   // See Topology for the exact rule.
   std::vector<int> numa_nodes;
-  // Names of the hwloc OS devices under the device in hwloc's order: "card1", "renderD128",
-  // "eth0", "ib0", "mlx5_0", "nvme0n1", ...
-  std::vector<std::string> os_devices;
+  // The OS devices under the device in hwloc's order: "card1", "renderD128", "eth0", "ib0",
+  // "mlx5_0", "nvme0n1", "nvml0", "cuda0", ...
+  std::vector<OsDevice> os_devices;
 
   friend bool operator==(const PciDevice&, const PciDevice&) = default;
 };
@@ -79,6 +117,29 @@ struct NumaNode {
   uint64_t memory_bytes = 0;
 
   friend bool operator==(const NumaNode&, const NumaNode&) = default;
+};
+
+// A link-bandwidth matrix between devices that the topology carries (hwloc distances such as
+// "NVLinkBandwidth", "XGMIBandwidth", "XeLinkBandwidth"), in hwloc's unit (MB/s).
+struct LinkMatrix {
+  // One end of the links: a PCI device (GPU, NVSwitch), or a CPU package (POWER's CPU NVLinks).
+  struct Endpoint {
+    // Set for a PCI device (an OS device of the matrix is replaced by its PCI device).
+    std::optional<PciAddress> pci_address = std::nullopt;
+    // Set for a package: its OS index.
+    std::optional<int> package = std::nullopt;
+    // Readable name: the PCI address, "package:<os index>", or hwloc's object name.
+    std::string label = {};
+
+    friend bool operator==(const Endpoint&, const Endpoint&) = default;
+  };
+  // hwloc's name of the matrix: "NVLinkBandwidth".
+  std::string name = {};
+  std::vector<Endpoint> endpoints = {};
+  // Row-major, endpoints.size() squared: bandwidth from endpoint i to endpoint j; 0 = no link.
+  std::vector<uint64_t> bandwidth = {};
+
+  friend bool operator==(const LinkMatrix&, const LinkMatrix&) = default;
 };
 
 // Source of NUMA distances on a live host: libnuma's numa_distance() in production, a fake in
@@ -158,6 +219,21 @@ class Topology {
   // including nodes that do not exist.
   int NumaDistance(int from, int to) const;
 
+  // How closely devices `a` and `b` sit on the PCIe fabric (see PciLocality); kUnknown when
+  // either is not a device of this topology or has no NUMA locality (empty numa_nodes). A device
+  // with itself is kSameSwitch when it sits below a switch, else kSameHostBridge.
+  PciLocality Locality(const PciAddress& a, const PciAddress& b) const;
+
+  // The link matrices the topology carries, in hwloc's order; empty when none (always on a live
+  // host with Debian's hwloc, which has no NVML / RSMI / Level Zero backend).
+  const std::vector<LinkMatrix>& link_matrices() const { return link_matrices_; }
+
+  // Bandwidth between PCI devices `a` and `b` over all link matrices: each matrix's direct entry
+  // (the larger of a→b and b→a), plus, for every switch endpoint linked to both (a PCI device of
+  // class 0x06xx or 0x0680, e.g. an NVSwitch), the smaller of its two links. 0 when they have no
+  // link, and for a == b.
+  uint64_t LinkBandwidth(const PciAddress& a, const PciAddress& b) const;
+
  private:
   friend class internal::TopologyBuilder;
   Topology() = default;
@@ -167,6 +243,15 @@ class Topology {
   // Row-major matrix over distance_nodes_ (Linux node numbers); 0 entries are unknown.
   std::vector<int> distance_nodes_;
   std::vector<int> distances_;
+  std::vector<LinkMatrix> link_matrices_;
+  // Per device of pci_devices_ (same index): its chain of ancestors from the device up to the
+  // machine, as opaque IDs (hwloc global persistent indexes) tagged by kind, for Locality().
+  struct Ancestry {
+    std::vector<uint64_t> switches;     // PCI-to-PCI bridges, nearest first
+    uint64_t host_bridge = UINT64_MAX;  // UINT64_MAX when none
+    int package = -1;                   // OS index of the package, -1 when none
+  };
+  std::vector<Ancestry> ancestry_;
 };
 
 }  // namespace kdp

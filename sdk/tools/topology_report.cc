@@ -1,0 +1,1 @@
+#include "sdk/tools/topology_report.h"
