@@ -35,7 +35,7 @@ inline nlohmann::json DeviceStatusJson(const kdp::admin::v1::DeviceStatus& devic
 }
 
 // {"resources":[{"name","capacity","allocatable","allocated","connected","removed","endpoint",
-// "devices":[...]}]}.
+// "devices":[...]}],"topology_policy","topology_scope","numa_nodes":[numbers]}.
 inline nlohmann::json NodeStatusJson(const kdp::admin::v1::NodeStatus& status) {
   nlohmann::json resources = nlohmann::json::array();
   for (const auto& resource : status.resources()) {
@@ -50,7 +50,12 @@ inline nlohmann::json NodeStatusJson(const kdp::admin::v1::NodeStatus& status) {
                          {"endpoint", resource.endpoint()},
                          {"devices", std::move(devices)}});
   }
-  return {{"resources", std::move(resources)}};
+  nlohmann::json numa_nodes = nlohmann::json::array();
+  for (int64_t node : status.numa_nodes()) numa_nodes.push_back(node);
+  return {{"resources", std::move(resources)},
+          {"topology_policy", status.topology_policy()},
+          {"topology_scope", status.topology_scope()},
+          {"numa_nodes", std::move(numa_nodes)}};
 }
 
 // A protobuf map<string,string> as a JSON object ({} when empty).
@@ -84,6 +89,12 @@ inline nlohmann::json ContainerJson(const kdp::admin::v1::ContainerStatus& conta
   }
   nlohmann::json cdi = nlohmann::json::array();
   for (const auto& name : container.cdi_devices()) cdi.push_back(name);
+  nlohmann::json hint = nullptr;
+  if (container.has_topology_hint()) {
+    nlohmann::json nodes = nlohmann::json::array();
+    for (int64_t node : container.topology_hint().numa_nodes()) nodes.push_back(node);
+    hint = {{"numa_nodes", std::move(nodes)}, {"preferred", container.topology_hint().preferred()}};
+  }
   return {{"name", container.name()},
           {"kind", container.kind()},
           {"devices", std::move(devices)},
@@ -91,7 +102,14 @@ inline nlohmann::json ContainerJson(const kdp::admin::v1::ContainerStatus& conta
           {"mounts", std::move(mounts)},
           {"device_specs", std::move(specs)},
           {"annotations", StringMapJson(container.annotations())},
-          {"cdi_devices", std::move(cdi)}};
+          {"cdi_devices", std::move(cdi)},
+          {"numa_affinity", std::move(hint)}};
+}
+
+// "0,1 (preferred)", "any (not preferred)": a container's merged topology hint.
+inline std::string TopologyHintText(const kdp::admin::v1::TopologyHint& hint) {
+  return absl::StrCat(hint.numa_nodes().empty() ? "any" : absl::StrJoin(hint.numa_nodes(), ","),
+                      hint.preferred() ? " (preferred)" : " (not preferred)");
 }
 
 // {"admitted":true,"pod":{"namespace","name","uid"},"containers":[...]}: the one rendering of
@@ -148,10 +166,22 @@ inline std::string FormatTable(const std::vector<std::vector<std::string>>& rows
   return out;
 }
 
+// "\ntopology manager: policy P, scope S, NUMA nodes 0,1\n"; empty when the manager sent none.
+inline std::string TopologyManagerText(const kdp::admin::v1::NodeStatus& status) {
+  if (status.topology_policy().empty()) return "";
+  return absl::StrCat("\ntopology manager: policy ", status.topology_policy(), ", scope ",
+                      status.topology_scope(), ", NUMA nodes ",
+                      status.numa_nodes().empty() ? "-" : absl::StrJoin(status.numa_nodes(), ","),
+                      "\n");
+}
+
 // A resource table (RESOURCE CAPACITY ALLOCATABLE CONNECTED ENDPOINT), a blank line, then one
-// row per device (RESOURCE DEVICE HEALTH NUMA; NUMA "-" when the plugin reported none).
+// row per device (RESOURCE DEVICE HEALTH NUMA; NUMA "-" when the plugin reported none), then the
+// topology manager's line.
 inline std::string NodeStatusText(const kdp::admin::v1::NodeStatus& status) {
-  if (status.resources().empty()) return "no device-plugin resources registered\n";
+  if (status.resources().empty()) {
+    return absl::StrCat("no device-plugin resources registered\n", TopologyManagerText(status));
+  }
   std::vector<std::vector<std::string>> resources = {
       {"RESOURCE", "CAPACITY", "ALLOCATABLE", "ALLOCATED", "CONNECTED", "ENDPOINT"}};
   std::vector<std::vector<std::string>> devices = {{"RESOURCE", "DEVICE", "HEALTH", "NUMA", "POD"}};
@@ -170,7 +200,7 @@ inline std::string NodeStatusText(const kdp::admin::v1::NodeStatus& status) {
   }
   std::string out = FormatTable(resources);
   if (devices.size() > 1) absl::StrAppend(&out, "\n", FormatTable(devices));
-  return out;
+  return absl::StrCat(out, TopologyManagerText(status));
 }
 
 // "RESOURCE=ID,ID" for each resource of `container`, in resource order.
@@ -202,6 +232,10 @@ inline std::string ApplyPodText(const kdp::admin::v1::ApplyPodResponse& response
     std::vector<std::string> devices = ContainerDeviceTexts(container);
     if (devices.empty()) out += "    no devices\n";
     for (const auto& text : devices) absl::StrAppend(&out, "    device ", text, "\n");
+    if (container.has_topology_hint()) {
+      absl::StrAppend(&out, "    numa-affinity ", TopologyHintText(container.topology_hint()),
+                      "\n");
+    }
     for (const auto& [key, value] :
          std::map<std::string, std::string>(container.envs().begin(), container.envs().end())) {
       absl::StrAppend(&out, "    env ", key, "=", value, "\n");

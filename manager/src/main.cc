@@ -13,15 +13,19 @@
 #include "CLI/CLI.hpp"
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "common/grpc_server.h"
 #include "common/logging.h"
+#include "common/status_macros.h"
 #include "common/unix_socket.h"
+#include "kdp/topology.h"
 #include "manager/src/admin/admin_server.h"
 #include "manager/src/devicemanager/manager.h"
 #include "manager/src/pod_manager.h"
 #include "manager/src/podresources/podresources_server.h"
 #include "manager/src/state/state_store.h"
+#include "manager/src/topologymanager/topology_manager.h"
 
 namespace {
 
@@ -32,6 +36,30 @@ std::unique_ptr<grpc::Server> Serve(const std::string& socket, grpc::Service* se
     return nullptr;
   }
   return *std::move(server);
+}
+
+// The machine's NUMA nodes and SLIT distances (0 where unknown) as the topology manager sees them.
+kdp::manager::NumaInfo NumaInfoOf(const kdp::Topology& machine) {
+  std::vector<int> nodes;
+  for (const kdp::NumaNode& node : machine.numa_nodes()) nodes.push_back(node.os_index);
+  return kdp::manager::NumaInfo::FromDistances(
+      std::move(nodes), [&machine](int from, int to) { return machine.NumaDistance(from, to); });
+}
+
+// The topology manager's configuration from the flags; the machine's NUMA nodes and distances come
+// from hwloc (the live host, or `topology_xml`), as the kubelet's come from cadvisor.
+absl::StatusOr<kdp::manager::TopologyManagerConfig> TopologyConfig(
+    const std::string& policy, const std::string& scope, const std::string& policy_options,
+    const std::string& topology_xml) {
+  kdp::manager::TopologyManagerConfig config;
+  KDP_ASSIGN_OR_RETURN(config.policy, kdp::manager::ParseTopologyPolicy(policy));
+  KDP_ASSIGN_OR_RETURN(config.scope, kdp::manager::ParseTopologyScope(scope));
+  KDP_ASSIGN_OR_RETURN(config.options, kdp::manager::ParseTopologyPolicyOptions(policy_options));
+  absl::StatusOr<std::unique_ptr<kdp::Topology>> machine =
+      topology_xml.empty() ? kdp::Topology::FromHost() : kdp::Topology::FromXmlFile(topology_xml);
+  if (!machine.ok()) return machine.status();
+  config.numa = NumaInfoOf(**machine);
+  return config;
 }
 
 }  // namespace
@@ -47,6 +75,10 @@ int main(int argc, char** argv) {
   std::string grace_period = "5m";
   std::string compaction_delay = "1s";
   bool strict_checkpoint = false;
+  std::string topology_policy = "none";
+  std::string topology_scope = "container";
+  std::string topology_policy_options;
+  std::string topology_xml;
   auto duration_check = [](const std::string& text) -> std::string {
     absl::Duration d;
     if (!absl::ParseDuration(text, &d) || d < absl::ZeroDuration()) {
@@ -87,6 +119,25 @@ int main(int argc, char** argv) {
                "Refuse to start when the checkpoint or the pod store cannot be read, instead of "
                "keeping the file aside (<file>.corrupt-<time>) and starting without it as the "
                "kubelet does");
+  app.add_option("--topology-manager-policy", topology_policy,
+                 "The kubelet's topology manager policy: none, best-effort, restricted or "
+                 "single-numa-node. Other than none, every admission merges the device plugins' "
+                 "NUMA hints and places devices by the result; restricted and single-numa-node "
+                 "reject pods that cannot be aligned (TopologyAffinityError)")
+      ->check(CLI::IsMember({"none", "best-effort", "restricted", "single-numa-node"}))
+      ->capture_default_str();
+  app.add_option("--topology-manager-scope", topology_scope,
+                 "container: align each container on its own; pod: align the whole pod's devices "
+                 "together")
+      ->check(CLI::IsMember({"container", "pod"}))
+      ->capture_default_str();
+  app.add_option("--topology-manager-policy-options", topology_policy_options,
+                 "The kubelet's policy options, key=value[,key=value]: "
+                 "prefer-closest-numa-nodes=true, max-allowable-numa-nodes=N (default 8)");
+  app.add_option(
+      "--topology-xml", topology_xml,
+      "Read the machine's NUMA nodes and distances from this hwloc XML file (lstopo --of "
+      "xml), e.g. the fake topology the example plugins run on; default: this host");
   CLI11_PARSE(app, argc, argv);
   absl::Duration grace = absl::Minutes(5), compaction = absl::Seconds(1);
   (void)absl::ParseDuration(grace_period, &grace);
@@ -145,6 +196,13 @@ int main(int argc, char** argv) {
     KDP_LOG_ERROR("Cannot restore state", "err", store.status().ToString());
     return 1;
   }
+  absl::StatusOr<kdp::manager::TopologyManagerConfig> topology_config =
+      TopologyConfig(topology_policy, topology_scope, topology_policy_options, topology_xml);
+  if (!topology_config.ok()) {
+    KDP_LOG_ERROR("Invalid topology manager configuration", "err",
+                  topology_config.status().message());
+    return 1;
+  }
   kdp::manager::DeviceManager devices({
       .plugins_dir = plugins_dir,
       .endpoint = {.dial_timeout = absl::Seconds(dial_timeout_s),
@@ -154,8 +212,19 @@ int main(int argc, char** argv) {
       .housekeeping_interval = absl::Seconds(1),
       .now = {},
       .store = store->get(),
+      .numa_nodes = topology_config->numa.nodes,
   });
-  kdp::manager::PodManager pods(&devices, store->get());
+  absl::StatusOr<kdp::manager::TopologyManager> topology =
+      kdp::manager::TopologyManager::Create(*topology_config, {&devices});
+  if (!topology.ok()) {
+    KDP_LOG_ERROR("Topology manager cannot start", "err", topology.status().message());
+    return 1;
+  }
+  KDP_LOG_INFO("Topology manager", "policy",
+               kdp::manager::TopologyPolicyName(topology_config->policy), "scope",
+               kdp::manager::TopologyScopeName(topology_config->scope), "numaNodes",
+               absl::StrJoin(topology_config->numa.nodes, ","));
+  kdp::manager::PodManager pods(&devices, store->get(), &*topology);
   devices.SetActivePodsSource(&pods);
   // Allocations first, then the pods that hold them; then garbage collection may run.
   devices.Restore(restored.devices);

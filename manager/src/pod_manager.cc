@@ -19,27 +19,6 @@ std::vector<const Container*> InAdmissionOrder(const Pod& pod) {
   return order;
 }
 
-// The pod's effective request of `resource`, as the scheduler and the kubelet's predicate count
-// it: the larger of what the app containers and sidecars hold together and what any regular init
-// container holds next to the sidecars started before it.
-int64_t PodRequest(const Pod& pod, const std::string& resource) {
-  auto count = [&](const Container& c) -> int64_t {
-    auto it = c.extended_resources.find(resource);
-    return it == c.extended_resources.end() ? 0 : it->second;
-  };
-  int64_t sidecars = 0, init_peak = 0;
-  for (const Container& c : pod.init_containers) {
-    if (c.kind == ContainerKind::kSidecar) {
-      sidecars += count(c);
-    } else {
-      init_peak = std::max(init_peak, sidecars + count(c));
-    }
-  }
-  int64_t apps = sidecars;
-  for (const Container& c : pod.containers) apps += count(c);
-  return std::max(init_peak, apps);
-}
-
 }  // namespace
 
 std::vector<Pod> PodsForCheckpointEntries(const checkpoint::Data& data,
@@ -72,10 +51,29 @@ std::vector<Pod> PodsForCheckpointEntries(const checkpoint::Data& data,
   return out;
 }
 
+namespace {
+
+TopologyManager* DefaultTopology(DeviceManager* devices, std::optional<TopologyManager>* slot) {
+  absl::StatusOr<TopologyManager> none = TopologyManager::Create({}, {devices});
+  // Policy "none" has nothing to validate.
+  *slot = std::move(none).value();
+  return &**slot;
+}
+
+}  // namespace
+
+PodManager::PodManager(DeviceManager* devices, StateStore* store, TopologyManager* topology)
+    : devices_(devices),
+      store_(store),
+      topology_(topology != nullptr ? topology : DefaultTopology(devices, &default_topology_)) {}
+
 AdmittedContainer PodManager::Describe(const Pod& pod, const Container& container,
                                        RunContainerOptions options) const {
-  AdmittedContainer out{
-      .spec = container, .devices = {}, .devices_per_numa = {}, .options = std::move(options)};
+  AdmittedContainer out{.spec = container,
+                        .devices = {},
+                        .devices_per_numa = {},
+                        .options = std::move(options),
+                        .topology_hint = std::nullopt};
   for (const PodDevicesEntry& entry : devices_->ContainerEntries(pod.uid, container.name)) {
     DeviceSet ids;
     for (const std::string& id : DeviceIds(entry.devices)) ids.insert(id);
@@ -174,18 +172,17 @@ absl::StatusOr<AdmitResult> PodManager::Admit(Pod pod) {
     result.pod.pod = pod;
     return result;
   };
-  for (const Container* container : InAdmissionOrder(pod)) {
-    if (absl::Status status = devices_->Allocate(pod, *container); !status.ok()) {
-      return reject(errors::kUnexpectedAdmissionError, errors::AllocateFailed(status.message()));
-    }
-  }
+  // Hints, the policy's merge and every container's allocation (the topology manager's admit
+  // handler, which drives the device manager on a kubelet too).
+  TopologyAdmission topology = topology_->Admit(pod);
+  if (!topology.admitted) return reject(topology.reason, std::move(topology.message));
   // The kubelet's predicate admission: an extended resource no plugin serves is one the node does
   // not have (capacity 0); the pod must not run without the devices it asked for.
   for (const Container* container : InAdmissionOrder(pod)) {
     for (const auto& [resource, count] : container->extended_resources) {
       if (count == 0 || devices_->IsDevicePluginResource(resource)) continue;
       return reject(errors::OutOfResourceReason(resource),
-                    errors::InsufficientResource(resource, PodRequest(pod, resource), 0, 0));
+                    errors::InsufficientResource(resource, PodDeviceRequest(pod, resource), 0, 0));
     }
   }
   AdmittedPod admitted{.pod = pod, .containers = {}};
@@ -196,6 +193,9 @@ absl::StatusOr<AdmitResult> PodManager::Admit(Pod pod) {
       return reject(errors::kCreateContainerConfigError, std::string(options.status().message()));
     }
     admitted.containers.push_back(Describe(pod, *container, *std::move(options)));
+    if (auto hint = topology.hints.find(container->name); hint != topology.hints.end()) {
+      admitted.containers.back().topology_hint = hint->second;
+    }
   }
   result.admitted = true;
   result.pod = admitted;

@@ -21,6 +21,7 @@
 #include "manager/src/devicemanager/manager.h"
 #include "manager/src/pod/pod.h"
 #include "manager/src/state/state_store.h"
+#include "manager/src/topologymanager/topology_manager.h"
 
 namespace kdp::manager {
 
@@ -30,6 +31,9 @@ struct AdmittedContainer {
   std::map<std::string, std::vector<std::string>> devices;
   std::map<std::string, DevicesPerNuma> devices_per_numa;
   RunContainerOptions options;
+  // The topology manager's merged hint the container was allocated with; nullopt under policy
+  // "none" and for pods restored at start (the kubelet keeps hints in memory only).
+  std::optional<TopologyHint> topology_hint;
 };
 
 struct AdmittedPod {
@@ -55,9 +59,10 @@ std::vector<Pod> PodsForCheckpointEntries(const checkpoint::Data& data,
 
 class PodManager : public ActivePodsSource {
  public:
-  // `devices` and `store` (nullptr: pods are not persisted) are borrowed and must outlive this.
-  explicit PodManager(DeviceManager* devices, StateStore* store = nullptr)
-      : devices_(devices), store_(store) {}
+  // `devices`, `store` (nullptr: pods are not persisted) and `topology` (nullptr: policy "none"
+  // over `devices`) are borrowed and must outlive this.
+  explicit PodManager(DeviceManager* devices, StateStore* store = nullptr,
+                      TopologyManager* topology = nullptr);
 
   // Takes back the pods read from the pod store at start, each container with the devices and
   // runtime options the device manager restored (no PreStartContainer: the containers run
@@ -82,6 +87,9 @@ class PodManager : public ActivePodsSource {
   absl::StatusOr<std::string> Delete(const std::string& namespace_, const std::string& name)
       ABSL_LOCKS_EXCLUDED(admission_mu_, mu_);
 
+  // The topology manager's configuration (policy, scope, the machine's NUMA nodes).
+  const TopologyManagerConfig& topology_config() const { return topology_->config(); }
+
   // Admitted pods ordered by namespace, then name.
   std::vector<AdmittedPod> List() const ABSL_LOCKS_EXCLUDED(mu_);
   std::optional<AdmittedPod> Get(const std::string& namespace_, const std::string& name) const
@@ -93,6 +101,8 @@ class PodManager : public ActivePodsSource {
 
   DeviceManager* const devices_;
   StateStore* const store_;
+  std::optional<TopologyManager> default_topology_;  // policy "none", when none was given
+  TopologyManager* const topology_;
   // Held for a whole admission or deletion.
   absl::Mutex admission_mu_;
   mutable absl::Mutex mu_;

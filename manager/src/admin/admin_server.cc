@@ -52,6 +52,13 @@ void ToAdminPod(const AdmittedPod& admitted, kdp::admin::v1::Pod* out) {
       d->set_permissions(device.permissions());
     }
     for (const std::string& cdi : options.cdi_devices) c->add_cdi_devices(cdi);
+    if (container.topology_hint.has_value()) {
+      auto* hint = c->mutable_topology_hint();
+      if (container.topology_hint->numa_affinity.has_value()) {
+        for (int node : container.topology_hint->numa_affinity->Nodes()) hint->add_numa_nodes(node);
+      }
+      hint->set_preferred(container.topology_hint->preferred);
+    }
   }
 }
 
@@ -94,6 +101,10 @@ grpc::Status AdminServer::GetStatus(grpc::ServerContext*, const kdp::admin::v1::
     r->set_name(resource.name);
     r->set_removed(true);
   }
+  const TopologyManagerConfig& topology = pods_->topology_config();
+  response->set_topology_policy(TopologyPolicyName(topology.policy));
+  response->set_topology_scope(TopologyScopeName(topology.scope));
+  for (int node : topology.numa.nodes) response->add_numa_nodes(node);
   return grpc::Status::OK;
 }
 

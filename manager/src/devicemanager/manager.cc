@@ -10,6 +10,7 @@
 #include "manager/src/devicemanager/allocator.h"
 #include "manager/src/devicemanager/checkpoint/checkpoint.h"
 #include "manager/src/devicemanager/errors.h"
+#include "manager/src/devicemanager/topology_hints.h"
 
 namespace kdp::manager {
 
@@ -299,18 +300,89 @@ void DeviceManager::UpdateAllocatedDevices() {
   collected_generation_ = generation;
 }
 
-absl::Status DeviceManager::Allocate(const Pod& pod, const Container& container) {
-  // Serial, as admission is on a kubelet: the free devices read, the pick (GetPreferredAllocation
-  // included) and the reservation must not interleave with another container's.
-  absl::MutexLock serial(&allocate_mu_);
-  // The kubelet collects garbage before every allocation; here only when a pod has left the
-  // active set since the last collection, the only way an allocation can become stale.
+void DeviceManager::CollectIfStale() {
+  // The kubelet collects garbage before every allocation and hint; here only when a pod has left
+  // the active set since the last collection, the only way an allocation can become stale.
   bool collect = false;
   {
     absl::MutexLock lock(&mu_);
     collect = pod_source_ != nullptr && collected_generation_ != pod_source_->Generation();
   }
   if (collect) UpdateAllocatedDevices();
+}
+
+std::optional<std::vector<TopologyHint>> DeviceManager::ResourceHints(
+    const std::string& resource, int64_t request, const std::optional<std::set<std::string>>& held,
+    const std::set<std::string>& reusable) {
+  std::optional<ResourceDevices> devices = registry_.Get(resource);
+  if (!devices.has_value() || !HasTopology(*devices)) return std::nullopt;
+  if (held.has_value() && !held->empty()) {
+    if (static_cast<int64_t>(held->size()) != request) {
+      KDP_LOG_INFO("Resource already allocated with a different number of devices: no hints",
+                   "resourceName", resource, "request", request, "allocated", held->size());
+      return std::vector<TopologyHint>{};
+    }
+    return GenerateDeviceTopologyHints(*devices, options_.numa_nodes, *held, {}, request);
+  }
+  const std::set<std::string> in_use = pod_devices_.Allocated(resource);
+  std::set<std::string> available;
+  for (const std::string& id : devices->Healthy()) {
+    if (!in_use.contains(id)) available.insert(id);
+  }
+  std::set<std::string> usable = available;
+  usable.insert(reusable.begin(), reusable.end());
+  if (static_cast<int64_t>(usable.size()) < request) {
+    KDP_LOG_INFO("Not enough devices for topology hints", "resourceName", resource, "request",
+                 request, "available", usable.size());
+    return std::vector<TopologyHint>{};
+  }
+  return GenerateDeviceTopologyHints(*devices, options_.numa_nodes, available, reusable, request);
+}
+
+ProviderHints DeviceManager::GetTopologyHints(const Pod& pod, const Container& container) {
+  CollectIfStale();
+  std::map<std::string, std::set<std::string>> reusable;
+  {
+    absl::MutexLock lock(&mu_);
+    if (auto it = devices_to_reuse_.find(pod.uid); it != devices_to_reuse_.end()) {
+      reusable = it->second;
+    }
+  }
+  ProviderHints hints;
+  for (const auto& [resource, request] : container.extended_resources) {
+    if (request == 0 || !IsDevicePluginResource(resource)) continue;
+    hints[resource] = ResourceHints(
+        resource, request, pod_devices_.ContainerDevices(pod.uid, container.name, resource),
+        reusable[resource]);
+  }
+  return hints;
+}
+
+ProviderHints DeviceManager::GetPodTopologyHints(const Pod& pod) {
+  CollectIfStale();
+  std::set<std::string> resources;
+  for (const Container& c : pod.init_containers) {
+    for (const auto& [resource, count] : c.extended_resources) resources.insert(resource);
+  }
+  for (const Container& c : pod.containers) {
+    for (const auto& [resource, count] : c.extended_resources) resources.insert(resource);
+  }
+  ProviderHints hints;
+  for (const std::string& resource : resources) {
+    const int64_t request = PodDeviceRequest(pod, resource);
+    if (request == 0 || !IsDevicePluginResource(resource)) continue;
+    hints[resource] =
+        ResourceHints(resource, request, pod_devices_.PodResourceDevices(pod.uid, resource), {});
+  }
+  return hints;
+}
+
+absl::Status DeviceManager::Allocate(const Pod& pod, const Container& container,
+                                     const std::optional<NumaMask>& affinity) {
+  // Serial, as admission is on a kubelet: the free devices read, the pick (GetPreferredAllocation
+  // included) and the reservation must not interleave with another container's.
+  absl::MutexLock serial(&allocate_mu_);
+  CollectIfStale();
   std::map<std::string, std::set<std::string>> reusable;
   {
     absl::MutexLock lock(&mu_);
@@ -320,7 +392,7 @@ absl::Status DeviceManager::Allocate(const Pod& pod, const Container& container)
     }
     reusable = devices_to_reuse_[pod.uid];
   }
-  KDP_RETURN_IF_ERROR(AllocateContainerResources(pod, container, reusable));
+  KDP_RETURN_IF_ERROR(AllocateContainerResources(pod, container, reusable, affinity));
 
   absl::MutexLock lock(&mu_);
   auto& pool = devices_to_reuse_[pod.uid];
@@ -340,7 +412,13 @@ absl::Status DeviceManager::Allocate(const Pod& pod, const Container& container)
 
 absl::Status DeviceManager::AllocateContainerResources(
     const Pod& pod, const Container& container,
-    const std::map<std::string, std::set<std::string>>& reusable) {
+    const std::map<std::string, std::set<std::string>>& reusable,
+    const std::optional<NumaMask>& affinity) {
+  std::optional<std::set<int64_t>> numa_affinity;
+  if (affinity.has_value()) {
+    numa_affinity.emplace();
+    for (int node : affinity->Nodes()) numa_affinity->insert(node);
+  }
   // std::map iterates resources in name order: deterministic where the kubelet's Go map is not.
   for (const auto& [resource, required] : container.extended_resources) {
     if (!IsDevicePluginResource(resource)) continue;
@@ -354,7 +432,7 @@ absl::Status DeviceManager::AllocateContainerResources(
         .existing = pod_devices_.ContainerDevices(pod.uid, container.name, resource),
         .in_use = pod_devices_.Allocated(resource),
         .reusable = {},
-        .numa_affinity = std::nullopt,
+        .numa_affinity = numa_affinity,
     };
     if (auto it = reusable.find(resource); it != reusable.end()) request.reusable = it->second;
     PreferredAllocationFn preferred;

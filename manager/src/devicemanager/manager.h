@@ -31,6 +31,7 @@
 #include "manager/src/devicemanager/run_options.h"
 #include "manager/src/pod/pod.h"
 #include "manager/src/state/state_store.h"
+#include "manager/src/topologymanager/topology_manager.h"
 
 namespace kdp::manager {
 
@@ -64,6 +65,9 @@ struct DeviceManagerOptions {
   // Where changes are journaled and the checkpoint written; nullptr: memory only. Borrowed; must
   // outlive the manager.
   StateStore* store = nullptr;
+  // The machine's NUMA nodes (Linux numbers, ascending), as the kubelet reads them from cadvisor:
+  // topology hints never name another node. Empty: the devices' own nodes.
+  std::vector<int> numa_nodes = {};
 };
 
 // One resource as the node reports it (GetCapacity).
@@ -75,7 +79,7 @@ struct ResourceCapacity {
   bool removed = false;
 };
 
-class DeviceManager : public RegistrationHandler {
+class DeviceManager : public RegistrationHandler, public HintProvider {
  public:
   explicit DeviceManager(DeviceManagerOptions options);
   ~DeviceManager() override;
@@ -109,7 +113,25 @@ class DeviceManager : public RegistrationHandler {
   // before app containers; devices of finished regular init containers are reused by later
   // containers of the pod, sidecars keep theirs. Errors carry the kubelet's texts; a journal
   // write failure fails the allocation, as the kubelet's checkpoint write failure does.
-  absl::Status Allocate(const Pod& pod, const Container& container) ABSL_LOCKS_EXCLUDED(mu_);
+  // `affinity` is the topology manager's merged NUMA affinity for the container (nullopt: none,
+  // as under policy "none"): devices on its nodes are taken first (filterByAffinity).
+  absl::Status Allocate(const Pod& pod, const Container& container,
+                        const std::optional<NumaMask>& affinity) override ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status Allocate(const Pod& pod, const Container& container) ABSL_LOCKS_EXCLUDED(mu_) {
+    return Allocate(pod, container, std::nullopt);
+  }
+
+  // The topology manager's hint provider, container scope (GetTopologyHints, §2.F item 37): per
+  // device-plugin resource of the container, nullopt when no device of the resource has a NUMA
+  // node, an empty list when the request cannot be met (or differs from what the container
+  // already holds), else the hints of GenerateDeviceTopologyHints() (regenerated from the held
+  // devices for a container that already has them). Runs garbage collection first.
+  ProviderHints GetTopologyHints(const Pod& pod, const Container& container) override
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Pod scope (GetPodTopologyHints, item 38): the same per resource of the pod, for the pod's
+  // effective request (PodDeviceRequest()), against the devices all its containers hold; no
+  // reusable devices.
+  ProviderHints GetPodTopologyHints(const Pod& pod) override ABSL_LOCKS_EXCLUDED(mu_);
 
   // Calls PreStartContainer where the plugin requires it, then merges the container's cached
   // Allocate answers (GetDeviceRunContainerOptions).
@@ -164,10 +186,18 @@ class DeviceManager : public RegistrationHandler {
   };
 
   absl::Time Now() const { return options_.now ? options_.now() : absl::Now(); }
+  // Garbage collection when a pod left the active set since the last one.
+  void CollectIfStale() ABSL_LOCKS_EXCLUDED(mu_);
+  // Hints for `request` devices of `resource`, given what the pod or container already holds
+  // (nullopt: nothing) and the devices it may reuse.
+  std::optional<std::vector<TopologyHint>> ResourceHints(
+      const std::string& resource, int64_t request,
+      const std::optional<std::set<std::string>>& held, const std::set<std::string>& reusable);
   EndpointLookup EndpointFor(const std::string& resource) const ABSL_LOCKS_EXCLUDED(mu_);
   absl::Status AllocateContainerResources(
       const Pod& pod, const Container& container,
-      const std::map<std::string, std::set<std::string>>& reusable);
+      const std::map<std::string, std::set<std::string>>& reusable,
+      const std::optional<NumaMask>& affinity);
   void OnSnapshot(const std::string& resource, const Endpoint* endpoint,
                   const v1beta1::ListAndWatchResponse& snapshot) ABSL_LOCKS_EXCLUDED(mu_);
   void OnStreamEnded(const std::string& resource, const Endpoint* endpoint)

@@ -124,6 +124,19 @@ std::optional<std::set<std::string>> PodDevices::ContainerDevices(
   return DeviceIds(it->second.devices);
 }
 
+std::set<std::string> PodDevices::PodResourceDevices(const std::string& pod_uid,
+                                                     const std::string& resource) const {
+  absl::MutexLock lock(&mu_);
+  std::set<std::string> out;
+  for (auto it = entries_.lower_bound(Key(pod_uid, "", ""));
+       it != entries_.end() && std::get<0>(it->first) == pod_uid; ++it) {
+    if (std::get<2>(it->first) != resource) continue;
+    std::set<std::string> ids = DeviceIds(it->second.devices);
+    out.insert(ids.begin(), ids.end());
+  }
+  return out;
+}
+
 std::vector<PodDevicesEntry> PodDevices::ContainerEntries(const std::string& pod_uid,
                                                           const std::string& container) const {
   absl::MutexLock lock(&mu_);

@@ -77,6 +77,11 @@ class PodDevices {
                                                         const std::string& container,
                                                         const std::string& resource) const
       ABSL_LOCKS_EXCLUDED(mu_);
+  // The devices all containers of the pod hold for `resource`, reserved or committed (the
+  // kubelet's podDevices(podUID, resource)).
+  std::set<std::string> PodResourceDevices(const std::string& pod_uid,
+                                           const std::string& resource) const
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Committed entries of one container, ordered by resource name.
   std::vector<PodDevicesEntry> ContainerEntries(const std::string& pod_uid,
                                                 const std::string& container) const

@@ -51,6 +51,12 @@ struct Pod {
   friend bool operator==(const Pod&, const Pod&) = default;
 };
 
+// The pod's effective request of extended resource `resource`, as the scheduler, the kubelet's
+// predicate and its pod-scope topology hints count it (resource.PodLimits without overhead): the
+// larger of what the app containers and sidecars hold together and what any regular init
+// container holds next to the sidecars started before it.
+int64_t PodDeviceRequest(const Pod& pod, const std::string& resource);
+
 }  // namespace kdp::manager
 
 #endif  // KDP_MANAGER_SRC_POD_POD_H_

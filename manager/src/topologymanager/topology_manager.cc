@@ -1,0 +1,113 @@
+#include "manager/src/topologymanager/topology_manager.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/logging.h"
+#include "common/status_macros.h"
+#include "manager/src/devicemanager/errors.h"
+
+namespace kdp::manager {
+namespace {
+
+std::vector<const Container*> InAdmissionOrder(const Pod& pod) {
+  std::vector<const Container*> order;
+  for (const Container& c : pod.init_containers) order.push_back(&c);
+  for (const Container& c : pod.containers) order.push_back(&c);
+  return order;
+}
+
+std::string HintText(const TopologyHint& hint) {
+  return absl::StrCat(hint.numa_affinity.has_value() ? hint.numa_affinity->ToString() : "<nil>",
+                      hint.preferred ? " preferred" : " not preferred");
+}
+
+}  // namespace
+
+const char* TopologyScopeName(TopologyScope scope) {
+  return scope == TopologyScope::kPod ? "pod" : "container";
+}
+
+absl::StatusOr<TopologyScope> ParseTopologyScope(std::string_view text) {
+  if (text == "container") return TopologyScope::kContainer;
+  if (text == "pod") return TopologyScope::kPod;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown topology manager scope \"", std::string(text), "\": want \"container\" or \"pod\""));
+}
+
+absl::StatusOr<TopologyManager> TopologyManager::Create(TopologyManagerConfig config,
+                                                        std::vector<HintProvider*> providers) {
+  KDP_RETURN_IF_ERROR(ValidateNumaInfo(config.policy, config.options, config.numa));
+  return TopologyManager(std::move(config), std::move(providers));
+}
+
+PolicyDecision TopologyManager::Decide(const std::vector<ProviderHints>& hints) const {
+  return Merge(config_.policy, config_.options, config_.numa, hints);
+}
+
+TopologyAdmission TopologyManager::Admit(const Pod& pod) {
+  TopologyAdmission result;
+  const std::string pod_name = absl::StrCat(pod.namespace_, "/", pod.name);
+  auto allocate = [&](const Container& container, const std::optional<NumaMask>& affinity) -> bool {
+    for (HintProvider* provider : providers_) {
+      if (absl::Status status = provider->Allocate(pod, container, affinity); !status.ok()) {
+        result.reason = errors::kUnexpectedAdmissionError;
+        result.message = errors::AllocateFailed(status.message());
+        return false;
+      }
+    }
+    return true;
+  };
+  auto reject_affinity = [&](const std::string& container) {
+    KDP_LOG_INFO("Topology Affinity Error: resources cannot be aligned", "pod", pod_name,
+                 "containerName", container, "policy", TopologyPolicyName(config_.policy));
+    result.reason = kTopologyAffinityErrorReason;
+    result.message = kTopologyAffinityErrorMessage;
+  };
+
+  if (config_.policy == TopologyPolicy::kNone) {
+    for (const Container* container : InAdmissionOrder(pod)) {
+      if (!allocate(*container, std::nullopt)) return result;
+    }
+    result.admitted = true;
+    return result;
+  }
+
+  if (config_.scope == TopologyScope::kPod) {
+    std::vector<ProviderHints> hints;
+    for (HintProvider* provider : providers_) hints.push_back(provider->GetPodTopologyHints(pod));
+    const PolicyDecision decision = Decide(hints);
+    KDP_LOG_INFO("Topology manager: pod's best hint", "pod", pod_name, "hint",
+                 HintText(decision.best), "admit", decision.admit);
+    if (!decision.admit) {
+      reject_affinity("");
+      return result;
+    }
+    for (const Container* container : InAdmissionOrder(pod)) {
+      result.hints[container->name] = decision.best;
+      if (!allocate(*container, decision.best.numa_affinity)) return result;
+    }
+    result.admitted = true;
+    return result;
+  }
+
+  for (const Container* container : InAdmissionOrder(pod)) {
+    std::vector<ProviderHints> hints;
+    for (HintProvider* provider : providers_) {
+      hints.push_back(provider->GetTopologyHints(pod, *container));
+    }
+    const PolicyDecision decision = Decide(hints);
+    KDP_LOG_INFO("Topology manager: container's best hint", "pod", pod_name, "containerName",
+                 container->name, "hint", HintText(decision.best), "admit", decision.admit);
+    result.hints[container->name] = decision.best;
+    if (!decision.admit) {
+      reject_affinity(container->name);
+      return result;
+    }
+    if (!allocate(*container, decision.best.numa_affinity)) return result;
+  }
+  result.admitted = true;
+  return result;
+}
+
+}  // namespace kdp::manager
