@@ -54,7 +54,10 @@ absl::StatusOr<kdp::manager::TopologyManagerConfig> TopologyConfig(
   kdp::manager::TopologyManagerConfig config;
   KDP_ASSIGN_OR_RETURN(config.policy, kdp::manager::ParseTopologyPolicy(policy));
   KDP_ASSIGN_OR_RETURN(config.scope, kdp::manager::ParseTopologyScope(scope));
-  KDP_ASSIGN_OR_RETURN(config.options, kdp::manager::ParseTopologyPolicyOptions(policy_options));
+  // As the kubelet: under policy none the options are not looked at.
+  if (config.policy != kdp::manager::TopologyPolicy::kNone) {
+    KDP_ASSIGN_OR_RETURN(config.options, kdp::manager::ParseTopologyPolicyOptions(policy_options));
+  }
   absl::StatusOr<std::unique_ptr<kdp::Topology>> machine =
       topology_xml.empty() ? kdp::Topology::FromHost() : kdp::Topology::FromXmlFile(topology_xml);
   if (!machine.ok()) return machine.status();

@@ -31,8 +31,10 @@ const char* TopologyScopeName(TopologyScope scope) {
 absl::StatusOr<TopologyScope> ParseTopologyScope(std::string_view text) {
   if (text == "container") return TopologyScope::kContainer;
   if (text == "pod") return TopologyScope::kPod;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown topology manager scope \"", std::string(text), "\": want \"container\" or \"pod\""));
+  // The kubelet's validation text.
+  return absl::InvalidArgumentError(
+      absl::StrCat("invalid configuration: topologyManagerScope (--topology-manager-scope) \"",
+                   std::string(text), "\" must be one of: \"container\", or \"pod\""));
 }
 
 absl::StatusOr<TopologyManager> TopologyManager::Create(TopologyManagerConfig config,
@@ -99,11 +101,12 @@ TopologyAdmission TopologyManager::Admit(const Pod& pod) {
     const PolicyDecision decision = Decide(hints);
     KDP_LOG_INFO("Topology manager: container's best hint", "pod", pod_name, "containerName",
                  container->name, "hint", HintText(decision.best), "admit", decision.admit);
-    result.hints[container->name] = decision.best;
+    // As upstream: a rejected container stores no hint.
     if (!decision.admit) {
       reject_affinity(container->name);
       return result;
     }
+    result.hints[container->name] = decision.best;
     if (!allocate(*container, decision.best.numa_affinity)) return result;
   }
   result.admitted = true;
