@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -136,13 +137,85 @@ int Topology::NumaDistance(int from, int to) const {
   return distances_[row * n + column];
 }
 
-// TODO(issue 4): placeholders until discovery fills them.
-const char* OsDeviceTypeName(OsDeviceType) { return "other"; }
-const char* PciLocalityName(PciLocality) { return "unknown"; }
-PciLocality Topology::Locality(const PciAddress&, const PciAddress&) const {
-  return PciLocality::kUnknown;
+const char* OsDeviceTypeName(OsDeviceType type) {
+  switch (type) {
+    case OsDeviceType::kBlock:
+      return "block";
+    case OsDeviceType::kGpu:
+      return "gpu";
+    case OsDeviceType::kNetwork:
+      return "network";
+    case OsDeviceType::kOpenFabrics:
+      return "openfabrics";
+    case OsDeviceType::kDma:
+      return "dma";
+    case OsDeviceType::kCoprocessor:
+      return "coprocessor";
+    case OsDeviceType::kOther:
+      break;
+  }
+  return "other";
 }
-uint64_t Topology::LinkBandwidth(const PciAddress&, const PciAddress&) const { return 0; }
+
+const char* PciLocalityName(PciLocality locality) {
+  switch (locality) {
+    case PciLocality::kSameSwitch:
+      return "same-switch";
+    case PciLocality::kSameHostBridge:
+      return "same-host-bridge";
+    case PciLocality::kSamePackage:
+      return "same-package";
+    case PciLocality::kCrossPackage:
+      return "cross-package";
+    case PciLocality::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
+PciLocality Topology::Locality(const PciAddress& a, const PciAddress& b) const {
+  const PciDevice* da = FindPciDevice(a);
+  const PciDevice* db = FindPciDevice(b);
+  if (da == nullptr || db == nullptr || da->numa_nodes.empty() || db->numa_nodes.empty()) {
+    return PciLocality::kUnknown;
+  }
+  const internal::PciPath& pa = pci_paths_[static_cast<size_t>(da - pci_devices_.data())];
+  if (da == db) {
+    return pa.bridges.empty() ? PciLocality::kSameHostBridge : PciLocality::kSameSwitch;
+  }
+  const internal::PciPath& pb = pci_paths_[static_cast<size_t>(db - pci_devices_.data())];
+  return internal::ComparePciPaths(pa, da->numa_nodes, pb, db->numa_nodes);
+}
+
+uint64_t Topology::LinkBandwidth(const PciAddress& a, const PciAddress& b) const {
+  if (a == b) return 0;
+  uint64_t total = 0;
+  for (const LinkMatrix& matrix : link_matrices_) {
+    const size_t n = matrix.endpoints.size();
+    auto index_of = [&matrix, n](const PciAddress& address) {
+      for (size_t i = 0; i < n; ++i) {
+        if (matrix.endpoints[i].pci_address == address) return i;
+      }
+      return n;
+    };
+    const size_t ia = index_of(a);
+    const size_t ib = index_of(b);
+    if (ia == n || ib == n || matrix.bandwidth.size() != n * n) continue;
+    auto link = [&matrix, n](size_t i, size_t j) {
+      return std::max(matrix.bandwidth[i * n + j], matrix.bandwidth[j * n + i]);
+    };
+    total += link(ia, ib);
+    for (size_t s = 0; s < n; ++s) {
+      const std::optional<PciAddress>& address = matrix.endpoints[s].pci_address;
+      if (s == ia || s == ib || !address.has_value() ||
+          !std::binary_search(link_switches_.begin(), link_switches_.end(), *address)) {
+        continue;
+      }
+      total += std::min(link(ia, s), link(ib, s));
+    }
+  }
+  return total;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Building from hwloc
@@ -159,12 +232,20 @@ std::string ErrnoText(int error) { return error == 0 ? "unknown error" : std::st
 // A fresh topology with I/O discovery on. In hwloc 2.x bridges, PCI devices and OS devices are
 // filtered out (KEEP_NONE) unless asked for; KEEP_IMPORTANT keeps GPUs, NICs, storage and
 // accelerators and only the bridges that lead to them.
+//
+// INCLUDE_DISALLOWED: the machine as it is, not the part this process's cgroup cpuset allows. By
+// default hwloc drops the CPUs and NUMA nodes outside it, and a device of a dropped node then
+// hangs from a package without memory: a plugin pinned to node 0 would report node 1's GPU on
+// node 0 (or nowhere) and lose the NUMALatency matrix.
 absl::StatusOr<HwlocTopologyPtr> NewHwlocTopology() {
   hwloc_topology_t raw = nullptr;
   if (hwloc_topology_init(&raw) != 0) {
     return absl::InternalError(absl::StrCat("hwloc_topology_init failed: ", ErrnoText(errno)));
   }
   HwlocTopologyPtr topology(raw);
+  if (hwloc_topology_set_flags(raw, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED) != 0) {
+    return absl::InternalError(absl::StrCat("hwloc_topology_set_flags failed: ", ErrnoText(errno)));
+  }
   if (hwloc_topology_set_io_types_filter(raw, HWLOC_TYPE_FILTER_KEEP_IMPORTANT) != 0) {
     return absl::InternalError(
         absl::StrCat("hwloc_topology_set_io_types_filter failed: ", ErrnoText(errno)));
@@ -267,16 +348,41 @@ std::vector<int> DeviceNumaNodes(hwloc_topology_t topology, hwloc_obj_t pci_devi
   return nodes;
 }
 
-std::vector<PciDevice> CollectPciDevices(hwloc_topology_t topology, size_t node_count) {
-  std::vector<PciDevice> devices;
+OsDeviceType ToOsDeviceType(hwloc_obj_osdev_type_t type) {
+  switch (type) {
+    case HWLOC_OBJ_OSDEV_BLOCK:
+      return OsDeviceType::kBlock;
+    case HWLOC_OBJ_OSDEV_GPU:
+      return OsDeviceType::kGpu;
+    case HWLOC_OBJ_OSDEV_NETWORK:
+      return OsDeviceType::kNetwork;
+    case HWLOC_OBJ_OSDEV_OPENFABRICS:
+      return OsDeviceType::kOpenFabrics;
+    case HWLOC_OBJ_OSDEV_DMA:
+      return OsDeviceType::kDma;
+    case HWLOC_OBJ_OSDEV_COPROC:
+      return OsDeviceType::kCoprocessor;
+  }
+  return OsDeviceType::kOther;
+}
+
+PciAddress AddressOf(hwloc_obj_t pci_device) {
+  const auto& pci = pci_device->attr->pcidev;
+  return PciAddress{.domain = static_cast<uint32_t>(pci.domain),
+                    .bus = pci.bus,
+                    .device = pci.dev,
+                    .function = pci.func};
+}
+
+// Every PCI device with its path on the fabric, ascending address.
+void CollectPciDevices(hwloc_topology_t topology, size_t node_count,
+                       std::vector<PciDevice>* devices, std::vector<internal::PciPath>* paths) {
+  std::vector<std::pair<PciDevice, internal::PciPath>> found;
   for (hwloc_obj_t object = hwloc_get_next_pcidev(topology, nullptr); object != nullptr;
        object = hwloc_get_next_pcidev(topology, object)) {
     const auto& pci = object->attr->pcidev;
     PciDevice device;
-    device.address.domain = static_cast<uint32_t>(pci.domain);
-    device.address.bus = pci.bus;
-    device.address.device = pci.dev;
-    device.address.function = pci.func;
+    device.address = AddressOf(object);
     device.vendor_id = pci.vendor_id;
     device.device_id = pci.device_id;
     device.class_id = pci.class_id;
@@ -284,14 +390,91 @@ std::vector<PciDevice> CollectPciDevices(hwloc_topology_t topology, size_t node_
     for (hwloc_obj_t child = object->io_first_child; child != nullptr;
          child = child->next_sibling) {
       if (child->type == HWLOC_OBJ_OS_DEVICE && child->name != nullptr) {
-        device.os_devices.push_back({.name = child->name, .type = OsDeviceType::kOther});
+        device.os_devices.push_back(
+            {.name = child->name, .type = ToOsDeviceType(child->attr->osdev.type)});
       }
     }
-    devices.push_back(std::move(device));
+    found.emplace_back(std::move(device), internal::PciPathOf(object));
   }
-  std::sort(devices.begin(), devices.end(),
-            [](const PciDevice& a, const PciDevice& b) { return a.address < b.address; });
-  return devices;
+  std::sort(found.begin(), found.end(),
+            [](const auto& a, const auto& b) { return a.first.address < b.first.address; });
+  for (auto& [device, path] : found) {
+    devices->push_back(std::move(device));
+    paths->push_back(std::move(path));
+  }
+}
+
+bool EndsWith(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+}
+
+// The PCI device an endpoint object stands for: itself, or the PCI device above an OS device
+// ("nvml0", "rsmi0", "cuda0"); nullptr for anything else.
+hwloc_obj_t EndpointPciDevice(hwloc_obj_t object) {
+  while (object != nullptr && object->type == HWLOC_OBJ_OS_DEVICE) object = object->parent;
+  return object != nullptr && object->type == HWLOC_OBJ_PCI_DEVICE ? object : nullptr;
+}
+
+LinkMatrix::Endpoint ToEndpoint(hwloc_obj_t object) {
+  LinkMatrix::Endpoint endpoint;
+  if (hwloc_obj_t pci = EndpointPciDevice(object)) {
+    endpoint.pci_address = AddressOf(pci);
+    endpoint.label = endpoint.pci_address->ToString();
+  } else if (object->type == HWLOC_OBJ_PACKAGE && object->os_index != HWLOC_UNKNOWN_INDEX) {
+    endpoint.package = static_cast<int>(object->os_index);
+    endpoint.label = absl::StrCat("package:", object->os_index);
+  } else if (object->name != nullptr) {
+    endpoint.label = object->name;
+  } else {
+    endpoint.label = hwloc_obj_type_string(object->type);
+    if (object->os_index != HWLOC_UNKNOWN_INDEX)
+      absl::StrAppend(&endpoint.label, ":", object->os_index);
+  }
+  return endpoint;
+}
+
+// A switch endpoint for LinkBandwidth(): a bridge-class PCI device, or one hwloc marks as an
+// NVSwitch (its NVML backend does, whatever the class reads).
+bool IsSwitchEndpoint(hwloc_obj_t object) {
+  hwloc_obj_t pci = object != nullptr && object->type == HWLOC_OBJ_PCI_DEVICE ? object : nullptr;
+  if (pci == nullptr) return false;
+  return (pci->attr->pcidev.class_id >> 8) == 0x06 ||
+         (pci->subtype != nullptr && std::string_view(pci->subtype) == "NVSwitch");
+}
+
+// hwloc's bandwidth matrices with a PCI device among their endpoints (see link_matrices()), and
+// the addresses of their switch endpoints, ascending.
+void ReadLinkMatrices(hwloc_topology_t topology, std::vector<LinkMatrix>* matrices,
+                      std::vector<PciAddress>* switches) {
+  unsigned nr = 0;
+  if (hwloc_distances_get(topology, &nr, nullptr, 0, 0) != 0 || nr == 0) return;
+  std::vector<hwloc_distances_s*> all(nr, nullptr);
+  if (hwloc_distances_get(topology, &nr, all.data(), 0, 0) != 0) return;
+  all.resize(std::min<size_t>(nr, all.size()));
+  for (hwloc_distances_s* distances : all) {
+    if (distances == nullptr) continue;
+    const char* name = hwloc_distances_get_name(topology, distances);
+    const bool bandwidth = (distances->kind & HWLOC_DISTANCES_KIND_MEANS_BANDWIDTH) != 0 ||
+                           (name != nullptr && EndsWith(name, "Bandwidth"));
+    const unsigned n = distances->nbobjs;
+    LinkMatrix matrix;
+    matrix.name = name != nullptr ? name : "";
+    bool has_pci = false;
+    for (unsigned i = 0; bandwidth && i < n; ++i) {
+      hwloc_obj_t object = distances->objs[i];
+      if (object == nullptr) continue;  // Cannot happen in hwloc 2.x; keep the indexes aligned.
+      matrix.endpoints.push_back(ToEndpoint(object));
+      has_pci = has_pci || matrix.endpoints.back().pci_address.has_value();
+      if (IsSwitchEndpoint(object)) switches->push_back(*matrix.endpoints.back().pci_address);
+    }
+    if (bandwidth && has_pci && matrix.endpoints.size() == n) {
+      matrix.bandwidth.assign(distances->values, distances->values + static_cast<size_t>(n) * n);
+      matrices->push_back(std::move(matrix));
+    }
+    hwloc_distances_release(topology, distances);
+  }
+  std::sort(switches->begin(), switches->end());
+  switches->erase(std::unique(switches->begin(), switches->end()), switches->end());
 }
 
 // Reads hwloc's "NUMALatency" matrix (from the SLIT on Linux, or from XML). False when absent.
@@ -334,7 +517,8 @@ class TopologyBuilder {
     std::unique_ptr<Topology> result(new Topology());
     const std::vector<hwloc_obj_t> node_objects = NumaNodeObjects(topology);
     result->numa_nodes_ = CollectNumaNodes(topology, node_objects);
-    result->pci_devices_ = CollectPciDevices(topology, node_objects.size());
+    CollectPciDevices(topology, node_objects.size(), &result->pci_devices_, &result->pci_paths_);
+    ReadLinkMatrices(topology, &result->link_matrices_, &result->link_switches_);
     if (!ReadNumaLatency(topology, &result->distance_nodes_, &result->distances_) &&
         fallback != nullptr) {
       for (const NumaNode& node : result->numa_nodes_) {

@@ -4,7 +4,9 @@
 // FromXmlBuffer() from an hwloc 2.x XML file in tests (FromHost() also honours HWLOC_XMLFILE, so a
 // plugin binary can run against a fake machine unchanged). The discovery uses hwloc, whose types
 // never appear here: everything is copied into plain value types and the hwloc topology is freed
-// before the factory returns.
+// before the factory returns. It describes the whole machine, including the CPUs and NUMA nodes
+// that this process's cgroup cpuset does not allow (a plugin pinned to a few CPUs still reports
+// every device on its own node).
 //
 // Thread-safety: a Topology is immutable after construction, so it is const-safe (any number of
 // threads may call its methods concurrently). The value types are regular and externally
@@ -27,6 +29,15 @@ namespace kdp {
 
 namespace internal {
 class TopologyBuilder;
+
+// Implementation detail of Topology::Locality(), not API: where one PCI device sits on the PCIe
+// fabric, as hwloc global persistent indexes (sdk/src/pci_locality.h fills and compares it).
+struct PciPath {
+  static constexpr uint64_t kNone = UINT64_MAX;
+  std::vector<uint64_t> bridges = {};  // PCI-to-PCI bridges above the device, nearest first
+  uint64_t host_bridge = kNone;        // the host bridge (root complex) above it
+  uint64_t package = kNone;            // the Package object above it
+};
 }  // namespace internal
 
 // A PCI function address (domain:bus:device.function), ordered lexicographically by its fields.
@@ -54,7 +65,8 @@ enum class OsDeviceType {
   kBlock,        // a disk: "sda", "nvme0n1"
   kGpu,          // a GPU handle: DRM "card1", "renderD128"; NVML "nvml0"; ROCm SMI "rsmi0"
   kNetwork,      // a network interface: "eth0", "ens1f0"
-  kOpenFabrics,  // an InfiniBand / RDMA device: "mlx5_0", "ib0" (hwloc's HWLOC_OBJ_OSDEV_OPENFABRICS)
+  kOpenFabrics,  // an InfiniBand / RDMA device: "mlx5_0", "ib0" (hwloc's
+                 // HWLOC_OBJ_OSDEV_OPENFABRICS)
   kDma,          // a DMA engine: "dma0chan0"
   kCoprocessor,  // a compute handle: "cuda0", "opencl0d0", "ve0"
   kOther,        // anything else hwloc lists
@@ -219,19 +231,29 @@ class Topology {
   // including nodes that do not exist.
   int NumaDistance(int from, int to) const;
 
-  // How closely devices `a` and `b` sit on the PCIe fabric (see PciLocality); kUnknown when
-  // either is not a device of this topology or has no NUMA locality (empty numa_nodes). A device
-  // with itself is kSameSwitch when it sits below a switch, else kSameHostBridge.
+  // How closely devices `a` and `b` sit on the PCIe fabric, from their lowest common ancestor in
+  // hwloc's tree: a PCI-to-PCI bridge (a switch port, or the root port above a multi-function
+  // device) gives kSameSwitch, a host bridge kSameHostBridge; above that, one Package object gives
+  // kSamePackage and two give kCrossPackage; where either has no Package above it (a device
+  // attached to a Group or the Machine), equal numa_nodes give kSamePackage and different ones
+  // kCrossPackage. kUnknown when either is not a device of this topology or has no NUMA locality
+  // (empty numa_nodes). A device with itself is kSameSwitch when it sits below a PCI-to-PCI
+  // bridge, else kSameHostBridge.
   PciLocality Locality(const PciAddress& a, const PciAddress& b) const;
 
-  // The link matrices the topology carries, in hwloc's order; empty when none (always on a live
-  // host with Debian's hwloc, which has no NVML / RSMI / Level Zero backend).
+  // The link matrices the topology carries, in hwloc's order: hwloc distance matrices that mean
+  // bandwidth (kind HWLOC_DISTANCES_KIND_MEANS_BANDWIDTH, or a name ending in "Bandwidth") with at
+  // least one PCI device among their endpoints. Empty when none (always on a live host with
+  // Debian's hwloc, which has no NVML / RSMI / Level Zero backend).
   const std::vector<LinkMatrix>& link_matrices() const { return link_matrices_; }
 
-  // Bandwidth between PCI devices `a` and `b` over all link matrices: each matrix's direct entry
-  // (the larger of a→b and b→a), plus, for every switch endpoint linked to both (a PCI device of
-  // class 0x06xx or 0x0680, e.g. an NVSwitch), the smaller of its two links. 0 when they have no
-  // link, and for a == b.
+  // Bandwidth between PCI devices `a` and `b` over all link matrices, in MB/s: each matrix's
+  // direct entry (the larger of a→b and b→a), plus, for every switch endpoint linked to both, the
+  // smaller of its two links (each the larger of its two directions). A switch endpoint is a PCI
+  // device of base class 0x06 (an NVSwitch is 0x0680) or one hwloc marks as an NVSwitch (its
+  // subtype; real DGX-2 exports have an NVSwitch whose class reads 0x0000). Switches are one hop:
+  // two switches linked to each other do not connect their GPUs. 0 when they have no link, when
+  // either is not a matrix endpoint, and for a == b.
   uint64_t LinkBandwidth(const PciAddress& a, const PciAddress& b) const;
 
  private:
@@ -244,14 +266,10 @@ class Topology {
   std::vector<int> distance_nodes_;
   std::vector<int> distances_;
   std::vector<LinkMatrix> link_matrices_;
-  // Per device of pci_devices_ (same index): its chain of ancestors from the device up to the
-  // machine, as opaque IDs (hwloc global persistent indexes) tagged by kind, for Locality().
-  struct Ancestry {
-    std::vector<uint64_t> switches;     // PCI-to-PCI bridges, nearest first
-    uint64_t host_bridge = UINT64_MAX;  // UINT64_MAX when none
-    int package = -1;                   // OS index of the package, -1 when none
-  };
-  std::vector<Ancestry> ancestry_;
+  // Per device of pci_devices_ (same index): its place on the PCIe fabric, for Locality().
+  std::vector<internal::PciPath> pci_paths_;
+  // The link-matrix endpoints that are switches (see LinkBandwidth()), ascending.
+  std::vector<PciAddress> link_switches_;
 };
 
 }  // namespace kdp

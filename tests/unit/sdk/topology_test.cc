@@ -6,6 +6,7 @@
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <set>
 #include <sstream>
 #include <string>
@@ -19,6 +20,12 @@
 #include "tests/testing/temp_dir.h"
 
 namespace kdp {
+
+// Readable gMock failures (ADL finds it in the type's namespace).
+void PrintTo(const OsDevice& device, std::ostream* out) {
+  *out << device.name << " (" << OsDeviceTypeName(device.type) << ")";
+}
+
 namespace {
 
 using ::testing::ElementsAre;
@@ -43,6 +50,15 @@ PciAddress Address(const std::string& text) {
   absl::StatusOr<PciAddress> address = PciAddress::Parse(text);
   EXPECT_TRUE(address.ok()) << address.status();
   return address.value_or(PciAddress{});
+}
+
+OsDevice Gpu(const std::string& name) { return {.name = name, .type = OsDeviceType::kGpu}; }
+OsDevice Net(const std::string& name) { return {.name = name, .type = OsDeviceType::kNetwork}; }
+OsDevice Ofed(const std::string& name) {
+  return {.name = name, .type = OsDeviceType::kOpenFabrics};
+}
+OsDevice Coproc(const std::string& name) {
+  return {.name = name, .type = OsDeviceType::kCoprocessor};
 }
 
 std::vector<std::string> AddressStrings(const std::vector<PciDevice>& devices) {
@@ -150,8 +166,8 @@ TEST(Topology, EightGpuFixtureHasEightGpusFourPerNode) {
     EXPECT_EQ(gpu.class_id, 0x0302);
     if (gpu.numa_nodes == std::vector<int>{0}) ++on_node0;
     if (gpu.numa_nodes == std::vector<int>{1}) ++on_node1;
-    EXPECT_THAT(gpu.os_devices,
-                ElementsAre("card" + std::to_string(i + 1), "renderD" + std::to_string(128 + i)));
+    EXPECT_THAT(gpu.os_devices, ElementsAre(Gpu("card" + std::to_string(i + 1)),
+                                            Gpu("renderD" + std::to_string(128 + i))));
   }
   EXPECT_EQ(on_node0, 4);
   EXPECT_EQ(on_node1, 4);
@@ -165,10 +181,10 @@ TEST(Topology, EightGpuFixtureHasOneNicPerNode) {
   EXPECT_EQ(nics[0].address.ToString(), "0000:1d:00.0");
   EXPECT_EQ(nics[0].vendor_id, 0x15b3);
   EXPECT_THAT(nics[0].numa_nodes, ElementsAre(0));
-  EXPECT_THAT(nics[0].os_devices, ElementsAre("eth0"));
+  EXPECT_THAT(nics[0].os_devices, ElementsAre(Net("eth0")));
   EXPECT_EQ(nics[1].address.ToString(), "0000:9d:00.0");
   EXPECT_THAT(nics[1].numa_nodes, ElementsAre(1));
-  EXPECT_THAT(nics[1].os_devices, ElementsAre("eth1"));
+  EXPECT_THAT(nics[1].os_devices, ElementsAre(Net("eth1")));
 }
 
 TEST(Topology, EightGpuFixtureListsDevicesNotBridgesInAddressOrder) {
@@ -216,7 +232,7 @@ TEST(Topology, FindPciDeviceByAddress) {
   ASSERT_NE(topology, nullptr);
   const PciDevice* gpu = topology->FindPciDevice(Address("0000:9c:00.0"));
   ASSERT_NE(gpu, nullptr);
-  EXPECT_THAT(gpu->os_devices, ElementsAre("card6", "renderD133"));
+  EXPECT_THAT(gpu->os_devices, ElementsAre(Gpu("card6"), Gpu("renderD133")));
   EXPECT_THAT(gpu->numa_nodes, ElementsAre(1));
   EXPECT_EQ(topology->FindPciDevice(Address("0000:9c:00.1")), nullptr);
   // A bridge is not a device.
@@ -234,6 +250,8 @@ TEST(Topology, XmlBufferGivesTheSameSnapshotAsTheFile) {
   EXPECT_EQ((*from_buffer)->numa_nodes(), from_file->numa_nodes());
   EXPECT_EQ((*from_buffer)->pci_devices(), from_file->pci_devices());
   EXPECT_EQ((*from_buffer)->NumaDistance(0, 1), 21);
+  EXPECT_EQ((*from_buffer)->Locality(Address("0000:1b:00.0"), Address("0000:1c:00.0")),
+            PciLocality::kSameSwitch);
 }
 
 // --- Locality traps --------------------------------------------------------------------------
@@ -265,7 +283,7 @@ TEST(Topology, DeviceAtMachineRootOfTwoNodeMachineHasNoNodes) {
   const PciDevice* nic = topology->FindPciDevice(Address("0000:01:00.0"));
   ASSERT_NE(nic, nullptr);
   EXPECT_THAT(nic->numa_nodes, IsEmpty());  // Not {0, 1}.
-  EXPECT_THAT(nic->os_devices, ElementsAre("eth0"));
+  EXPECT_THAT(nic->os_devices, ElementsAre(Net("eth0")));
   const PciDevice* gpu = topology->FindPciDevice(Address("0000:99:00.0"));
   ASSERT_NE(gpu, nullptr);
   EXPECT_THAT(gpu->numa_nodes, ElementsAre(1));
@@ -282,7 +300,8 @@ TEST(Topology, DeviceNarrowerThanANodeGetsTheCoveringNode) {
   ASSERT_NE(nvme, nullptr);
   EXPECT_EQ(nvme->class_id, 0x0108);
   EXPECT_THAT(nvme->numa_nodes, ElementsAre(0));
-  EXPECT_THAT(nvme->os_devices, ElementsAre("nvme0n1"));
+  EXPECT_THAT(nvme->os_devices,
+              ElementsAre(OsDevice{.name = "nvme0n1", .type = OsDeviceType::kBlock}));
 }
 
 TEST(Topology, CpuLessNumaNodeHasNoCpusAndIsNotLocalToPackageDevices) {
@@ -312,7 +331,371 @@ TEST(Topology, DeviceAtRootOfSingleNodeMachineHasThatNode) {
   const std::vector<PciDevice> gpus = topology->PciDevicesWithClass({0x0300});
   ASSERT_EQ(gpus.size(), 1u);
   EXPECT_THAT(gpus[0].numa_nodes, ElementsAre(3));
-  EXPECT_THAT(gpus[0].os_devices, ElementsAre("card0", "renderD128"));
+  EXPECT_THAT(gpus[0].os_devices, ElementsAre(Gpu("card0"), Gpu("renderD128")));
+}
+
+// --- Names -----------------------------------------------------------------------------------
+
+TEST(OsDeviceTypeName, NamesEveryType) {
+  EXPECT_STREQ(OsDeviceTypeName(OsDeviceType::kBlock), "block");
+  EXPECT_STREQ(OsDeviceTypeName(OsDeviceType::kGpu), "gpu");
+  EXPECT_STREQ(OsDeviceTypeName(OsDeviceType::kNetwork), "network");
+  EXPECT_STREQ(OsDeviceTypeName(OsDeviceType::kOpenFabrics), "openfabrics");
+  EXPECT_STREQ(OsDeviceTypeName(OsDeviceType::kDma), "dma");
+  EXPECT_STREQ(OsDeviceTypeName(OsDeviceType::kCoprocessor), "coprocessor");
+  EXPECT_STREQ(OsDeviceTypeName(OsDeviceType::kOther), "other");
+}
+
+TEST(PciLocalityName, NamesEveryLocalityTightestFirst) {
+  EXPECT_STREQ(PciLocalityName(PciLocality::kSameSwitch), "same-switch");
+  EXPECT_STREQ(PciLocalityName(PciLocality::kSameHostBridge), "same-host-bridge");
+  EXPECT_STREQ(PciLocalityName(PciLocality::kSamePackage), "same-package");
+  EXPECT_STREQ(PciLocalityName(PciLocality::kCrossPackage), "cross-package");
+  EXPECT_STREQ(PciLocalityName(PciLocality::kUnknown), "unknown");
+  EXPECT_LT(PciLocality::kSameSwitch, PciLocality::kSameHostBridge);
+  EXPECT_LT(PciLocality::kSameHostBridge, PciLocality::kSamePackage);
+  EXPECT_LT(PciLocality::kSamePackage, PciLocality::kCrossPackage);
+  EXPECT_LT(PciLocality::kCrossPackage, PciLocality::kUnknown);
+}
+
+// --- PCI locality ----------------------------------------------------------------------------
+
+TEST(Topology, EightGpuFixtureLocalityFollowsTheSwitches) {
+  std::unique_ptr<Topology> topology = Load(EightGpuFile());
+  ASSERT_NE(topology, nullptr);
+  // 1b and 1c hang from two ports of the switch 19:00.0; so does the NIC 1d.
+  EXPECT_EQ(topology->Locality(Address("0000:1b:00.0"), Address("0000:1c:00.0")),
+            PciLocality::kSameSwitch);
+  EXPECT_EQ(topology->Locality(Address("0000:1c:00.0"), Address("0000:1d:00.0")),
+            PciLocality::kSameSwitch);
+  // Host bridges 18 and 3a are both in package 0.
+  EXPECT_EQ(topology->Locality(Address("0000:1b:00.0"), Address("0000:3d:00.0")),
+            PciLocality::kSamePackage);
+  EXPECT_EQ(topology->Locality(Address("0000:1b:00.0"), Address("0000:9b:00.0")),
+            PciLocality::kCrossPackage);
+  EXPECT_EQ(topology->Locality(Address("0000:be:00.0"), Address("0000:9d:00.0")),
+            PciLocality::kSamePackage);
+  EXPECT_THAT(topology->link_matrices(), IsEmpty());
+  EXPECT_EQ(topology->LinkBandwidth(Address("0000:1b:00.0"), Address("0000:1c:00.0")), 0u);
+}
+
+TEST(Topology, LocalityIsSymmetric) {
+  std::unique_ptr<Topology> topology = Load(TopologyFile("quad-numa-nics.xml"));
+  ASSERT_NE(topology, nullptr);
+  for (const PciDevice& a : topology->pci_devices()) {
+    for (const PciDevice& b : topology->pci_devices()) {
+      EXPECT_EQ(topology->Locality(a.address, b.address), topology->Locality(b.address, a.address))
+          << a.address.ToString() << " " << b.address.ToString();
+    }
+  }
+}
+
+TEST(Topology, DeviceWithItselfIsSameSwitchBelowABridge) {
+  std::unique_ptr<Topology> topology = Load(TopologyFile("quad-numa-nics.xml"));
+  ASSERT_NE(topology, nullptr);
+  EXPECT_EQ(topology->Locality(Address("0000:01:00.0"), Address("0000:01:00.0")),
+            PciLocality::kSameSwitch);
+}
+
+TEST(Topology, LocalityOfUnknownOrMissingDevicesIsUnknown) {
+  std::unique_ptr<Topology> topology = Load(TopologyFile("unknown-locality.xml"));
+  ASSERT_NE(topology, nullptr);
+  const PciAddress nic_at_root = Address("0000:01:00.0");
+  const PciAddress gpu = Address("0000:99:00.0");
+  const PciAddress nvme = Address("0000:21:00.0");
+  EXPECT_EQ(topology->Locality(nic_at_root, gpu), PciLocality::kUnknown);
+  EXPECT_EQ(topology->Locality(gpu, nic_at_root), PciLocality::kUnknown);
+  EXPECT_EQ(topology->Locality(nic_at_root, nic_at_root), PciLocality::kUnknown);
+  EXPECT_EQ(topology->Locality(gpu, Address("0000:99:00.1")), PciLocality::kUnknown);
+  EXPECT_EQ(topology->Locality(Address("0000:98:01.0"), gpu), PciLocality::kUnknown);  // Bridge.
+  EXPECT_EQ(topology->Locality(nvme, gpu), PciLocality::kCrossPackage);
+  EXPECT_EQ(topology->Locality(gpu, gpu), PciLocality::kSameSwitch);
+}
+
+// --- 4 NUMA nodes with NICs ------------------------------------------------------------------
+
+TEST(Topology, QuadNumaFixtureNodesCpusAndDistances) {
+  std::unique_ptr<Topology> topology = Load(TopologyFile("quad-numa-nics.xml"));
+  ASSERT_NE(topology, nullptr);
+  const std::vector<NumaNode>& nodes = topology->numa_nodes();
+  ASSERT_EQ(nodes.size(), 4u);
+  for (int n = 0; n < 4; ++n) {
+    EXPECT_EQ(nodes[n].os_index, n);
+    EXPECT_THAT(nodes[n].cpus, ElementsAre(4 * n, 4 * n + 1, 4 * n + 2, 4 * n + 3));
+    EXPECT_EQ(nodes[n].memory_bytes, 128ull << 30);
+  }
+  EXPECT_EQ(topology->NumaDistance(0, 0), 10);
+  EXPECT_EQ(topology->NumaDistance(0, 1), 11);
+  EXPECT_EQ(topology->NumaDistance(3, 2), 11);
+  EXPECT_EQ(topology->NumaDistance(1, 2), 21);
+  EXPECT_EQ(topology->NumaDistance(3, 0), 21);
+  EXPECT_EQ(topology->NumaDistance(0, 4), 0);
+}
+
+TEST(Topology, QuadNumaFixtureHasTwoTypedNicsPerNode) {
+  std::unique_ptr<Topology> topology = Load(TopologyFile("quad-numa-nics.xml"));
+  ASSERT_NE(topology, nullptr);
+  const std::vector<PciDevice> ethernet = topology->PciDevicesWithClass({0x0200});
+  EXPECT_THAT(AddressStrings(ethernet), ElementsAre("0000:01:00.0", "0000:01:00.1", "0000:21:00.0",
+                                                    "0000:83:00.0", "0000:a1:00.0"));
+  const std::vector<PciDevice> infiniband = topology->PciDevicesWithClass({0x0207});
+  EXPECT_THAT(AddressStrings(infiniband),
+              ElementsAre("0000:02:00.0", "0000:31:00.0", "0000:84:00.0", "0000:a2:00.0"));
+  const std::vector<std::pair<std::string, int>> expected_nodes = {
+      {"0000:01:00.0", 0}, {"0000:01:00.1", 0}, {"0000:02:00.0", 0},
+      {"0000:21:00.0", 1}, {"0000:31:00.0", 1}, {"0000:83:00.0", 2},
+      {"0000:84:00.0", 2}, {"0000:a1:00.0", 3}, {"0000:a2:00.0", 3}};
+  ASSERT_EQ(topology->pci_devices().size(), expected_nodes.size());
+  for (const auto& [address, node] : expected_nodes) {
+    const PciDevice* device = topology->FindPciDevice(Address(address));
+    ASSERT_NE(device, nullptr) << address;
+    EXPECT_THAT(device->numa_nodes, ElementsAre(node)) << address;
+  }
+  EXPECT_THAT(topology->FindPciDevice(Address("0000:01:00.1"))->os_devices,
+              ElementsAre(Net("eth1")));
+  EXPECT_THAT(topology->FindPciDevice(Address("0000:83:00.0"))->os_devices,
+              ElementsAre(Net("eth3")));
+  for (int n = 0; n < 4; ++n) {
+    EXPECT_THAT(infiniband[n].os_devices,
+                ElementsAre(Net("ib" + std::to_string(n)), Ofed("mlx5_" + std::to_string(n))));
+    EXPECT_EQ(infiniband[n].vendor_id, 0x15b3);
+    EXPECT_EQ(infiniband[n].device_id, 0x101b);
+  }
+}
+
+TEST(Topology, QuadNumaFixtureLocalityAtEveryLevel) {
+  std::unique_ptr<Topology> topology = Load(TopologyFile("quad-numa-nics.xml"));
+  ASSERT_NE(topology, nullptr);
+  auto locality = [&](const char* a, const char* b) {
+    return topology->Locality(Address(a), Address(b));
+  };
+  // Two functions of one NIC below one root port.
+  EXPECT_EQ(locality("0000:01:00.0", "0000:01:00.1"), PciLocality::kSameSwitch);
+  // Two root ports of one host bridge.
+  EXPECT_EQ(locality("0000:01:00.0", "0000:02:00.0"), PciLocality::kSameHostBridge);
+  EXPECT_EQ(locality("0000:a1:00.0", "0000:a2:00.0"), PciLocality::kSameHostBridge);
+  // Two host bridges of one die, then two dies of one package.
+  EXPECT_EQ(locality("0000:21:00.0", "0000:31:00.0"), PciLocality::kSamePackage);
+  EXPECT_EQ(locality("0000:02:00.0", "0000:31:00.0"), PciLocality::kSamePackage);
+  EXPECT_EQ(locality("0000:84:00.0", "0000:a1:00.0"), PciLocality::kSamePackage);
+  // Two downstream ports of the switch 81:00.0.
+  EXPECT_EQ(locality("0000:83:00.0", "0000:84:00.0"), PciLocality::kSameSwitch);
+  EXPECT_EQ(locality("0000:01:00.0", "0000:83:00.0"), PciLocality::kCrossPackage);
+  EXPECT_EQ(locality("0000:31:00.0", "0000:a2:00.0"), PciLocality::kCrossPackage);
+}
+
+// --- 8 NUMA nodes (SNC4) ---------------------------------------------------------------------
+
+TEST(Topology, EightNumaFixtureNodesCpusAndDistances) {
+  std::unique_ptr<Topology> topology = Load(TopologyFile("eight-numa-snc.xml"));
+  ASSERT_NE(topology, nullptr);
+  const std::vector<NumaNode>& nodes = topology->numa_nodes();
+  ASSERT_EQ(nodes.size(), 8u);
+  for (int n = 0; n < 8; ++n) {
+    EXPECT_EQ(nodes[n].os_index, n);
+    EXPECT_THAT(nodes[n].cpus, ElementsAre(2 * n, 2 * n + 1, 16 + 2 * n, 17 + 2 * n));
+    EXPECT_EQ(nodes[n].memory_bytes, 64ull << 30);
+  }
+  for (int from = 0; from < 8; ++from) {
+    for (int to = 0; to < 8; ++to) {
+      const int expected = from == to ? 10 : (from / 4 == to / 4 ? 12 : 21);
+      EXPECT_EQ(topology->NumaDistance(from, to), expected) << from << "->" << to;
+    }
+  }
+}
+
+TEST(Topology, EightNumaFixtureDevicesAreOnTheirNodes) {
+  std::unique_ptr<Topology> topology = Load(TopologyFile("eight-numa-snc.xml"));
+  ASSERT_NE(topology, nullptr);
+  ASSERT_EQ(topology->pci_devices().size(), 5u);
+  const PciDevice* gpu = topology->FindPciDevice(Address("0000:17:00.0"));
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_THAT(gpu->numa_nodes, ElementsAre(1));
+  EXPECT_THAT(gpu->os_devices, ElementsAre(Gpu("card0"), Gpu("renderD128")));
+  // Attached to the package, not to one of its clusters: local to all four of its nodes.
+  const PciDevice* nvme = topology->FindPciDevice(Address("0000:01:00.0"));
+  ASSERT_NE(nvme, nullptr);
+  EXPECT_THAT(nvme->numa_nodes, ElementsAre(0, 1, 2, 3));
+  for (const char* address : {"0000:b1:00.0", "0000:b1:00.1"}) {
+    const PciDevice* nic = topology->FindPciDevice(Address(address));
+    ASSERT_NE(nic, nullptr);
+    EXPECT_THAT(nic->numa_nodes, ElementsAre(6));
+  }
+  EXPECT_THAT(topology->FindPciDevice(Address("0000:b1:00.1"))->os_devices,
+              ElementsAre(Net("eth1"), Ofed("mlx5_1")));
+  const std::vector<PciDevice> accelerators = topology->PciDevicesWithClass({0x1200});
+  ASSERT_EQ(accelerators.size(), 1u);
+  EXPECT_THAT(accelerators[0].numa_nodes, ElementsAre(7));
+  EXPECT_THAT(accelerators[0].os_devices, IsEmpty());
+}
+
+TEST(Topology, EightNumaFixtureLocality) {
+  std::unique_ptr<Topology> topology = Load(TopologyFile("eight-numa-snc.xml"));
+  ASSERT_NE(topology, nullptr);
+  auto locality = [&](const char* a, const char* b) {
+    return topology->Locality(Address(a), Address(b));
+  };
+  // Different nodes (1 and 0-3) of one package.
+  EXPECT_EQ(locality("0000:17:00.0", "0000:01:00.0"), PciLocality::kSamePackage);
+  EXPECT_EQ(locality("0000:b1:00.0", "0000:d1:00.0"), PciLocality::kSamePackage);
+  EXPECT_EQ(locality("0000:b1:00.0", "0000:b1:00.1"), PciLocality::kSameSwitch);
+  EXPECT_EQ(locality("0000:17:00.0", "0000:b1:00.0"), PciLocality::kCrossPackage);
+  EXPECT_EQ(locality("0000:01:00.0", "0000:d1:00.0"), PciLocality::kCrossPackage);
+}
+
+// --- 16 GPUs with an NVLink matrix -----------------------------------------------------------
+
+std::vector<std::string> SixteenGpuAddresses() {
+  return {"0000:13:00.0", "0000:14:00.0", "0000:17:00.0", "0000:18:00.0",
+          "0000:33:00.0", "0000:34:00.0", "0000:37:00.0", "0000:38:00.0",
+          "0000:93:00.0", "0000:94:00.0", "0000:97:00.0", "0000:98:00.0",
+          "0000:b3:00.0", "0000:b4:00.0", "0000:b7:00.0", "0000:b8:00.0"};
+}
+
+TEST(Topology, SixteenGpuFixtureHasEightGpusPerNodeWithTypedOsDevices) {
+  std::unique_ptr<Topology> topology = Load(TopologyFile("sixteen-gpu-nvlink.xml"));
+  ASSERT_NE(topology, nullptr);
+  ASSERT_EQ(topology->numa_nodes().size(), 2u);
+  EXPECT_THAT(topology->numa_nodes()[0].cpus, ElementsAre(0, 1, 2, 3, 8, 9, 10, 11));
+  EXPECT_THAT(topology->numa_nodes()[1].cpus, ElementsAre(4, 5, 6, 7, 12, 13, 14, 15));
+  const std::vector<PciDevice> gpus = topology->PciDevicesWithClass({0x0302});
+  ASSERT_EQ(AddressStrings(gpus), SixteenGpuAddresses());
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    const std::string n = std::to_string(i);
+    EXPECT_THAT(gpus[i].numa_nodes, ElementsAre(i < 8 ? 0 : 1)) << n;
+    EXPECT_THAT(gpus[i].os_devices, ElementsAre(Gpu("card" + std::to_string(i + 1)),
+                                                Gpu("renderD" + std::to_string(128 + i)),
+                                                Gpu("nvml" + n), Coproc("cuda" + n)));
+  }
+  const std::vector<PciDevice> nics = topology->PciDevicesWithClass({0x0207});
+  ASSERT_EQ(nics.size(), 2u);
+  EXPECT_THAT(nics[0].numa_nodes, ElementsAre(0));
+  EXPECT_THAT(nics[1].numa_nodes, ElementsAre(1));
+  EXPECT_THAT(nics[1].os_devices, ElementsAre(Net("ib1"), Ofed("mlx5_1")));
+}
+
+TEST(Topology, SixteenGpuFixtureLocality) {
+  std::unique_ptr<Topology> topology = Load(TopologyFile("sixteen-gpu-nvlink.xml"));
+  ASSERT_NE(topology, nullptr);
+  auto locality = [&](const char* a, const char* b) {
+    return topology->Locality(Address(a), Address(b));
+  };
+  EXPECT_EQ(locality("0000:13:00.0", "0000:14:00.0"), PciLocality::kSameSwitch);
+  EXPECT_EQ(locality("0000:b7:00.0", "0000:b8:00.0"), PciLocality::kSameSwitch);
+  EXPECT_EQ(locality("0000:13:00.0", "0000:17:00.0"), PciLocality::kSameHostBridge);
+  EXPECT_EQ(locality("0000:18:00.0", "0000:19:00.0"), PciLocality::kSameHostBridge);  // The NIC.
+  EXPECT_EQ(locality("0000:13:00.0", "0000:33:00.0"), PciLocality::kSamePackage);
+  EXPECT_EQ(locality("0000:19:00.0", "0000:38:00.0"), PciLocality::kSamePackage);
+  EXPECT_EQ(locality("0000:13:00.0", "0000:93:00.0"), PciLocality::kCrossPackage);
+  EXPECT_EQ(locality("0000:99:00.0", "0000:38:00.0"), PciLocality::kCrossPackage);
+}
+
+TEST(Topology, SixteenGpuFixtureLinkMatrixIsBetweenGpus) {
+  std::unique_ptr<Topology> topology = Load(TopologyFile("sixteen-gpu-nvlink.xml"));
+  ASSERT_NE(topology, nullptr);
+  // NUMALatency is a distance matrix too, but not a link matrix.
+  ASSERT_EQ(topology->link_matrices().size(), 1u);
+  const LinkMatrix& matrix = topology->link_matrices()[0];
+  EXPECT_EQ(matrix.name, "NVLinkBandwidth");
+  const std::vector<std::string> gpus = SixteenGpuAddresses();
+  ASSERT_EQ(matrix.endpoints.size(), 16u);
+  for (size_t i = 0; i < 16; ++i) {
+    EXPECT_EQ(matrix.endpoints[i].pci_address, Address(gpus[i]));  // nvml<i> -> its GPU.
+    EXPECT_EQ(matrix.endpoints[i].label, gpus[i]);
+    EXPECT_EQ(matrix.endpoints[i].package, std::nullopt);
+  }
+  ASSERT_EQ(matrix.bandwidth.size(), 256u);
+  EXPECT_EQ(matrix.bandwidth[0 * 16 + 3], 50000u);
+  EXPECT_EQ(matrix.bandwidth[0 * 16 + 1], 25000u);
+  EXPECT_EQ(matrix.bandwidth[0 * 16 + 5], 0u);
+  EXPECT_EQ(matrix.bandwidth[9 * 16 + 13], 50000u);
+  EXPECT_EQ(matrix.bandwidth[7 * 16 + 8], 0u);
+}
+
+TEST(Topology, SixteenGpuFixtureLinkBandwidthFollowsTheCubeMesh) {
+  std::unique_ptr<Topology> topology = Load(TopologyFile("sixteen-gpu-nvlink.xml"));
+  ASSERT_NE(topology, nullptr);
+  const std::vector<std::string> gpus = SixteenGpuAddresses();
+  // Links of a DGX-1V hybrid cube-mesh, 25000 MB/s each; the same in both 8-GPU groups.
+  const int links[8][8] = {{0, 1, 1, 2, 2, 0, 0, 0}, {1, 0, 2, 1, 0, 2, 0, 0},
+                           {1, 2, 0, 2, 0, 0, 1, 0}, {2, 1, 2, 0, 0, 0, 0, 1},
+                           {2, 0, 0, 0, 0, 1, 1, 2}, {0, 2, 0, 0, 1, 0, 2, 1},
+                           {0, 0, 1, 0, 1, 2, 0, 2}, {0, 0, 0, 1, 2, 1, 2, 0}};
+  for (size_t i = 0; i < 16; ++i) {
+    for (size_t j = 0; j < 16; ++j) {
+      const bool same_group = i / 8 == j / 8;
+      const uint64_t expected =
+          i != j && same_group ? uint64_t{25000} * static_cast<uint64_t>(links[i % 8][j % 8]) : 0;
+      EXPECT_EQ(topology->LinkBandwidth(Address(gpus[i]), Address(gpus[j])), expected)
+          << gpus[i] << " " << gpus[j];
+    }
+  }
+  // The NIC is in no matrix.
+  EXPECT_EQ(topology->LinkBandwidth(Address("0000:13:00.0"), Address("0000:19:00.0")), 0u);
+}
+
+// --- Switch endpoints (hwloc's DGX-2 shape) --------------------------------------------------
+
+TEST(Topology, NvSwitchFixtureMapsEndpointsToPciDevicesAndPackages) {
+  std::unique_ptr<Topology> topology = Load(TopologyFile("nvswitch-links.xml"));
+  ASSERT_NE(topology, nullptr);
+  ASSERT_EQ(topology->link_matrices().size(), 1u);
+  const LinkMatrix& matrix = topology->link_matrices()[0];
+  EXPECT_EQ(matrix.name, "NVLinkBandwidth");
+  ASSERT_EQ(matrix.endpoints.size(), 5u);
+  EXPECT_EQ(matrix.endpoints[0], (LinkMatrix::Endpoint{.pci_address = Address("0000:31:00.0"),
+                                                       .label = "0000:31:00.0"}));
+  EXPECT_EQ(matrix.endpoints[1].pci_address, Address("0000:32:00.0"));
+  EXPECT_EQ(matrix.endpoints[2].pci_address, Address("0000:33:00.0"));
+  EXPECT_EQ(matrix.endpoints[3].pci_address, Address("0000:34:00.0"));
+  EXPECT_EQ(matrix.endpoints[4], (LinkMatrix::Endpoint{.package = 0, .label = "package:0"}));
+  EXPECT_THAT(matrix.bandwidth, ElementsAre(0, 25000, 50000, 25000, 40000,  //
+                                            20000, 0, 50000, 10000, 40000,  //
+                                            50000, 50000, 0, 0, 0,          //
+                                            25000, 10000, 0, 0, 0,          //
+                                            40000, 40000, 0, 0, 0));
+  // KEEP_IMPORTANT keeps both NVSwitches although they have no child.
+  EXPECT_NE(topology->FindPciDevice(Address("0000:33:00.0")), nullptr);
+  EXPECT_NE(topology->FindPciDevice(Address("0000:34:00.0")), nullptr);
+}
+
+TEST(Topology, LinkBandwidthAddsDirectLinksAndSwitchHops) {
+  std::unique_ptr<Topology> topology = Load(TopologyFile("nvswitch-links.xml"));
+  ASSERT_NE(topology, nullptr);
+  const PciAddress gpu0 = Address("0000:31:00.0");
+  const PciAddress gpu1 = Address("0000:32:00.0");
+  const PciAddress switch_0680 = Address("0000:33:00.0");
+  const PciAddress switch_0000 = Address("0000:34:00.0");
+  // Direct max(25000, 20000), + min(50000, 50000) through 33:00.0 (class 0680), + min(25000,
+  // 10000) through 34:00.0 (class 0000, NVSwitch by subtype). The package is not a switch.
+  EXPECT_EQ(topology->LinkBandwidth(gpu0, gpu1), 85000u);
+  EXPECT_EQ(topology->LinkBandwidth(gpu1, gpu0), 85000u);
+  EXPECT_EQ(topology->LinkBandwidth(gpu0, gpu0), 0u);
+  // A GPU to a switch: its direct link; the other switch is not linked to this one.
+  EXPECT_EQ(topology->LinkBandwidth(gpu0, switch_0680), 50000u);
+  EXPECT_EQ(topology->LinkBandwidth(gpu1, switch_0000), 10000u);
+  // Two switches share no link, but both reach the GPUs: through neither is a switch hop.
+  EXPECT_EQ(topology->LinkBandwidth(switch_0680, switch_0000), 0u);
+  // nvml2's GPU is in no matrix; neither is a missing address.
+  EXPECT_EQ(topology->LinkBandwidth(gpu0, Address("0000:35:00.0")), 0u);
+  EXPECT_EQ(topology->LinkBandwidth(gpu0, Address("0000:99:00.0")), 0u);
+  EXPECT_EQ(topology->Locality(gpu0, gpu1), PciLocality::kSameHostBridge);
+}
+
+TEST(Topology, NodesOutsideTheProcessCpusetAreKeptWithTheirDevices) {
+  // Exported by a process confined to CPUs 0-3 and node 0; hwloc drops the rest by default, and
+  // the GPU of node 1 then looked local to node 0.
+  std::unique_ptr<Topology> topology = Load(TopologyFile("disallowed-node.xml"));
+  ASSERT_NE(topology, nullptr);
+  ASSERT_EQ(topology->numa_nodes().size(), 2u);
+  EXPECT_THAT(topology->numa_nodes()[1].cpus, ElementsAre(4, 5, 6, 7));
+  const PciDevice* gpu = topology->FindPciDevice(Address("0000:99:00.0"));
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_THAT(gpu->numa_nodes, ElementsAre(1));
+  EXPECT_THAT(topology->FindPciDevice(Address("0000:19:00.0"))->numa_nodes, ElementsAre(0));
+  EXPECT_EQ(topology->NumaDistance(0, 1), 21);
+  EXPECT_EQ(topology->Locality(Address("0000:19:00.0"), Address("0000:99:00.0")),
+            PciLocality::kCrossPackage);
 }
 
 // --- Errors ----------------------------------------------------------------------------------
