@@ -204,15 +204,24 @@ uint64_t Topology::LinkBandwidth(const PciAddress& a, const PciAddress& b) const
     auto link = [&matrix, n](size_t i, size_t j) {
       return std::max(matrix.bandwidth[i * n + j], matrix.bandwidth[j * n + i]);
     };
+    auto is_switch = [this, &matrix](size_t i) {
+      const std::optional<PciAddress>& address = matrix.endpoints[i].pci_address;
+      return address.has_value() &&
+             std::binary_search(link_switches_.begin(), link_switches_.end(), *address);
+    };
     total += link(ia, ib);
+    if (is_switch(ia) || is_switch(ib)) continue;
+    // The matrix's switches form one fabric (hwloc's MERGE_SWITCH_PORTS): each device reaches it
+    // with the sum of its switch links, and the fabric carries the smaller of the two sums
+    // between them (TRANSITIVE_CLOSURE), whichever switches each of them is linked to.
+    uint64_t a_to_fabric = 0;
+    uint64_t b_to_fabric = 0;
     for (size_t s = 0; s < n; ++s) {
-      const std::optional<PciAddress>& address = matrix.endpoints[s].pci_address;
-      if (s == ia || s == ib || !address.has_value() ||
-          !std::binary_search(link_switches_.begin(), link_switches_.end(), *address)) {
-        continue;
-      }
-      total += std::min(link(ia, s), link(ib, s));
+      if (!is_switch(s)) continue;
+      a_to_fabric += link(ia, s);
+      b_to_fabric += link(ib, s);
     }
+    total += std::min(a_to_fabric, b_to_fabric);
   }
   return total;
 }

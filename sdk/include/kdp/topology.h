@@ -247,13 +247,21 @@ class Topology {
   // Debian's hwloc, which has no NVML / RSMI / Level Zero backend).
   const std::vector<LinkMatrix>& link_matrices() const { return link_matrices_; }
 
-  // Bandwidth between PCI devices `a` and `b` over all link matrices, in MB/s: each matrix's
-  // direct entry (the larger of a→b and b→a), plus, for every switch endpoint linked to both, the
-  // smaller of its two links (each the larger of its two directions). A switch endpoint is a PCI
-  // device of base class 0x06 (an NVSwitch is 0x0680) or one hwloc marks as an NVSwitch (its
-  // subtype; real DGX-2 exports have an NVSwitch whose class reads 0x0000). Switches are one hop:
-  // two switches linked to each other do not connect their GPUs. 0 when they have no link, when
-  // either is not a matrix endpoint, and for a == b.
+  // Bandwidth between PCI devices `a` and `b` over all link matrices, in MB/s: the sum, over the
+  // matrices that have both as endpoints, of
+  //   - their direct link, and
+  //   - when neither is a switch endpoint, the bandwidth through the matrix's switch fabric: all
+  //     the switch endpoints of one matrix form a single fabric, so this is the smaller of a's
+  //     and b's total links to the matrix's switches (0 when either has none), whichever
+  //     switches those are. This is what hwloc_distances_transform() does with
+  //     MERGE_SWITCH_PORTS then TRANSITIVE_CLOSURE (except that hwloc drops the direct link):
+  //     on a DGX-2 each GPU links only to the six NVSwitches of its baseboard and the trunks
+  //     between the boards are not in the matrix, yet every GPU pair gets 6 x 25000 = 150000.
+  // A link is the larger of its two directions. A switch endpoint is a PCI device of base class
+  // 0x06 (an NVSwitch is 0x0680) or one hwloc marks as an NVSwitch (its subtype; real DGX-2
+  // exports have an NVSwitch whose class reads 0x0000); a CPU package is not one. Links between
+  // switches add nothing between other endpoints; with a switch as `a` or `b`, only the direct
+  // links count. 0 when they have no link, when either is not a matrix endpoint, and for a == b.
   uint64_t LinkBandwidth(const PciAddress& a, const PciAddress& b) const;
 
  private:

@@ -650,32 +650,37 @@ TEST(Topology, NvSwitchFixtureMapsEndpointsToPciDevicesAndPackages) {
   EXPECT_EQ(matrix.endpoints[3].pci_address, Address("0000:34:00.0"));
   EXPECT_EQ(matrix.endpoints[4], (LinkMatrix::Endpoint{.package = 0, .label = "package:0"}));
   EXPECT_THAT(matrix.bandwidth, ElementsAre(0, 25000, 50000, 25000, 40000,  //
-                                            20000, 0, 50000, 10000, 40000,  //
-                                            50000, 50000, 0, 0, 0,          //
-                                            25000, 10000, 0, 0, 0,          //
+                                            20000, 0, 0, 90000, 40000,      //
+                                            50000, 0, 0, 50000, 0,          //
+                                            25000, 10000, 50000, 0, 0,      //
                                             40000, 40000, 0, 0, 0));
   // KEEP_IMPORTANT keeps both NVSwitches although they have no child.
   EXPECT_NE(topology->FindPciDevice(Address("0000:33:00.0")), nullptr);
   EXPECT_NE(topology->FindPciDevice(Address("0000:34:00.0")), nullptr);
 }
 
-TEST(Topology, LinkBandwidthAddsDirectLinksAndSwitchHops) {
+TEST(Topology, LinkBandwidthAddsDirectLinksAndTheSwitchFabric) {
   std::unique_ptr<Topology> topology = Load(TopologyFile("nvswitch-links.xml"));
   ASSERT_NE(topology, nullptr);
   const PciAddress gpu0 = Address("0000:31:00.0");
   const PciAddress gpu1 = Address("0000:32:00.0");
   const PciAddress switch_0680 = Address("0000:33:00.0");
   const PciAddress switch_0000 = Address("0000:34:00.0");
-  // Direct max(25000, 20000), + min(50000, 50000) through 33:00.0 (class 0680), + min(25000,
-  // 10000) through 34:00.0 (class 0000, NVSwitch by subtype). The package is not a switch.
-  EXPECT_EQ(topology->LinkBandwidth(gpu0, gpu1), 85000u);
-  EXPECT_EQ(topology->LinkBandwidth(gpu1, gpu0), 85000u);
+  // Direct max(25000, 20000) = 25000, plus the fabric of both switches (33:00.0 by its class
+  // 0680, 34:00.0 by its NVSwitch subtype): min(gpu0's 50000 + 25000, gpu1's 0 + max(90000,
+  // 10000)) = 75000; the 33-34 trunk is in neither sum. 100000 in all. The former per-switch
+  // rule gives 25000 + min(50000, 0) + min(25000, 90000) = 50000 (the fixture's former links,
+  // gpu1 at 50000 and 10000, gave 85000 under both rules); 34:00.0's smaller direction would
+  // give 35000, and the package (40000 each) taken as a switch 140000.
+  EXPECT_EQ(topology->LinkBandwidth(gpu0, gpu1), 100000u);
+  EXPECT_EQ(topology->LinkBandwidth(gpu1, gpu0), 100000u);
   EXPECT_EQ(topology->LinkBandwidth(gpu0, gpu0), 0u);
-  // A GPU to a switch: its direct link; the other switch is not linked to this one.
+  // A GPU to a switch, and a switch to a switch: the direct link only (adding the fabric term
+  // would give gpu0-33:00.0 50000 + min(75000, 33:00.0's 50000 trunk) = 100000).
   EXPECT_EQ(topology->LinkBandwidth(gpu0, switch_0680), 50000u);
-  EXPECT_EQ(topology->LinkBandwidth(gpu1, switch_0000), 10000u);
-  // Two switches share no link, but both reach the GPUs: through neither is a switch hop.
-  EXPECT_EQ(topology->LinkBandwidth(switch_0680, switch_0000), 0u);
+  EXPECT_EQ(topology->LinkBandwidth(switch_0000, gpu1), 90000u);
+  EXPECT_EQ(topology->LinkBandwidth(gpu1, switch_0680), 0u);
+  EXPECT_EQ(topology->LinkBandwidth(switch_0680, switch_0000), 50000u);
   // nvml2's GPU is in no matrix; neither is a missing address.
   EXPECT_EQ(topology->LinkBandwidth(gpu0, Address("0000:35:00.0")), 0u);
   EXPECT_EQ(topology->LinkBandwidth(gpu0, Address("0000:99:00.0")), 0u);
