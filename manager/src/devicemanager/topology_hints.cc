@@ -16,9 +16,11 @@ struct DeviceGroup {
   int64_t reusable = 0;   // of them, reusable
 };
 
-// The device's nodes restricted to `enumerated`, ascending.
-std::vector<int> NodesWithin(const DeviceInfo& device, const std::vector<int>& enumerated) {
-  std::vector<int> nodes;
+// The device's nodes restricted to `enumerated`, ascending, into `nodes` (reused by the caller
+// so that thousands of devices cost no allocation each).
+void NodesWithin(const DeviceInfo& device, const std::vector<int>& enumerated,
+                 std::vector<int>& nodes) {
+  nodes.clear();
   for (int64_t node : device.numa_nodes) {
     if (std::binary_search(enumerated.begin(), enumerated.end(), node)) {
       nodes.push_back(static_cast<int>(node));
@@ -26,7 +28,6 @@ std::vector<int> NodesWithin(const DeviceInfo& device, const std::vector<int>& e
   }
   std::sort(nodes.begin(), nodes.end());
   nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-  return nodes;
 }
 
 }  // namespace
@@ -60,22 +61,32 @@ std::vector<TopologyHint> GenerateDeviceTopologyHints(const ResourceDevices& dev
                                                       int64_t request) {
   const std::vector<int> enumerated = DeviceNumaNodes(devices, machine_nodes);
   std::map<std::vector<int>, DeviceGroup> groups;
-  auto group_of = [&](const std::vector<int>& nodes) -> DeviceGroup& {
+  std::vector<int> nodes;
+  // Consecutive devices (by ID) usually share their nodes: the last group is looked at first.
+  std::map<std::vector<int>, DeviceGroup>::iterator last = groups.end();
+  auto group_of = [&](const DeviceInfo& device) -> DeviceGroup& {
+    NodesWithin(device, enumerated, nodes);
+    if (last != groups.end() && last->first == nodes) return last->second;
     auto [it, inserted] = groups.try_emplace(nodes);
     if (inserted) it->second.nodes = NumaMask::FromNodes(nodes);
+    last = it;
     return it->second;
   };
+  // `available` and the devices are both ordered by ID: one merged walk instead of a lookup per
+  // device.
+  auto next_available = available.begin();
   for (const auto& [id, device] : devices.devices) {
+    while (next_available != available.end() && *next_available < id) ++next_available;
     if (device.numa_nodes.empty()) continue;  // counts nowhere, as in the kubelet
-    DeviceGroup& group = group_of(NodesWithin(device, enumerated));
+    DeviceGroup& group = group_of(device);
     ++group.all;
-    if (available.contains(id)) ++group.available;
+    if (next_available != available.end() && *next_available == id) ++group.available;
   }
   for (const std::string& id : reusable) {
     auto it = devices.devices.find(id);
     // A reusable device without topology (or gone from the plugin's list) constrains no mask.
     if (it == devices.devices.end() || it->second.numa_nodes.empty()) continue;
-    ++group_of(NodesWithin(it->second, enumerated)).reusable;
+    ++group_of(it->second).reusable;
   }
 
   const int machine_size =
