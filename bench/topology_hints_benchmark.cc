@@ -132,10 +132,9 @@ class Collector : public benchmark::ConsoleReporter {
     for (const Run& run : runs) {
       if (run.run_type != Run::RT_Iteration || run.iterations == 0) continue;
       times_us_[run.benchmark_name()] =
-          run.GetAdjustedRealTime() *
-          (run.time_unit == benchmark::kMicrosecond ? 1.0
-           : run.time_unit == benchmark::kMillisecond ? 1000.0
-                                                      : 1e-3);
+          run.GetAdjustedRealTime() * (run.time_unit == benchmark::kMicrosecond   ? 1.0
+                                       : run.time_unit == benchmark::kMillisecond ? 1000.0
+                                                                                  : 1e-3);
     }
     ConsoleReporter::ReportRuns(runs);
   }
@@ -161,20 +160,23 @@ int Main(int argc, char** argv) {
   Collector collector;
   benchmark::RunSpecifiedBenchmarks(&collector);
   const auto& t = collector.times_us();
-  std::printf("\nTopology hints, one resource of 4,096 devices on 8 NUMA nodes (target <= %.0f us):\n",
-              kTargetUs);
+  std::printf(
+      "\nTopology hints, one resource of 4,096 devices on 8 NUMA nodes (target <= %.0f us):\n",
+      kTargetUs);
   for (const char* request : {"1", "8", "600"}) {
     auto kdp = t.find(absl::StrCat("BM_Kdp/", request));
     auto naive = t.find(absl::StrCat("BM_Naive/", request));
     if (kdp == t.end() || naive == t.end()) continue;
-    std::printf("  request %-4s kdp %9.1f us   naive (kubelet loop) %9.1f us   naive/kdp %6.1f   %s\n",
-                request, kdp->second, naive->second, naive->second / kdp->second,
-                kdp->second <= kTargetUs ? "PASS" : "FAIL");
+    std::printf(
+        "  request %-4s kdp %9.1f us   naive (kubelet loop) %9.1f us   naive/kdp %6.1f   %s\n",
+        request, kdp->second, naive->second, naive->second / kdp->second,
+        kdp->second <= kTargetUs ? "PASS" : "FAIL");
   }
   if (auto gb200 = t.find("BM_KdpGb200/2"); gb200 != t.end()) {
-    std::printf("  GB200-like (36 NUMA nodes, devices on 2): kdp %.1f us; the kubelet loop would "
-                "visit 2^36 masks\n",
-                gb200->second);
+    std::printf(
+        "  GB200-like (36 NUMA nodes, devices on 2): kdp %.1f us; the kubelet loop would "
+        "visit 2^36 masks\n",
+        gb200->second);
   }
   return 0;
 }

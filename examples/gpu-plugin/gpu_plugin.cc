@@ -194,7 +194,14 @@ absl::StatusOr<std::vector<Device>> GpuPlugin::Discover() {
                                     : Topology::FromXmlFile(options_.topology_xml);
   if (!topology.ok()) return topology.status();
   std::vector<Device> devices;
+  std::vector<AllocatableDevice> placement;
   for (const Gpu& gpu : FindGpus(**topology, options_.vendor_id)) {
+    for (const std::string& id : DeviceIdsOf(gpu.id)) {
+      placement.push_back({.id = id,
+                           .physical_id = gpu.id,
+                           .numa_nodes = gpu.numa_nodes,
+                           .pci_address = gpu.address});
+    }
     // Every replica carries its GPU's runtime fields; DefaultAllocate() de-duplicates them.
     Device device;
     device.numa_nodes = gpu.numa_nodes;
@@ -207,6 +214,10 @@ absl::StatusOr<std::vector<Device>> GpuPlugin::Discover() {
       devices.push_back(device);
     }
   }
+  absl::StatusOr<DeviceGraph> graph = DeviceGraph::Build(std::move(placement), **topology);
+  if (!graph.ok()) return graph.status();
+  absl::MutexLock lock(&mu_);
+  graph_ = *std::move(graph);
   return devices;
 }
 
@@ -235,55 +246,15 @@ absl::StatusOr<ContainerAllocation> GpuPlugin::Allocate(const AllocateRequest& r
 
 absl::StatusOr<std::vector<std::string>> GpuPlugin::PreferredAllocation(
     const PreferredRequest& request) {
-  const std::vector<Device> inventory = Devices();
-  // A device's node is its first NUMA node; unknown locality sorts after every real node.
-  std::map<std::string, int> node_of;
-  for (const Device& device : inventory) {
-    node_of[device.id] = device.numa_nodes.empty() ? INT_MAX : device.numa_nodes.front();
+  std::optional<DeviceGraph> graph;
+  {
+    absl::MutexLock lock(&mu_);
+    graph = graph_;
   }
-  std::vector<std::string> chosen;
-  std::map<int, int> must_on_node;
-  std::map<std::string, int> replicas_taken;  // Per GPU, in this answer.
-  for (const std::string& id : request.must_include) {
-    if (std::find(chosen.begin(), chosen.end(), id) != chosen.end()) continue;
-    chosen.push_back(id);
-    ++must_on_node[node_of.contains(id) ? node_of[id] : INT_MAX];
-    ++replicas_taken[GpuIdOf(id)];
+  if (!graph.has_value()) {
+    return absl::FailedPreconditionError("no inventory yet: Discover() has not run");
   }
-  // The offered devices, in inventory (PCI) order, with free counts per node and per GPU.
-  const std::set<std::string> offered(request.available.begin(), request.available.end());
-  std::vector<std::string> candidates;
-  std::map<int, int> free_on_node;
-  std::map<std::string, int> free_on_gpu;
-  for (const Device& device : inventory) {
-    if (!offered.contains(device.id) ||
-        std::find(chosen.begin(), chosen.end(), device.id) != chosen.end()) {
-      continue;
-    }
-    candidates.push_back(device.id);
-    ++free_on_node[node_of[device.id]];
-    ++free_on_gpu[GpuIdOf(device.id)];
-  }
-  // One sort key does it all. Nodes: must_include's node first, then the node with most free
-  // devices (the one that can hold the rest, if any can), then the lowest number; a request
-  // too big for one node spills into the next. Within a node, time-slicing spreads over GPUs:
-  // a GPU's free replicas rank 0, 1, 2, ... (after those must_include takes), so every GPU
-  // gives one before any gives two; then least-loaded GPUs (most free replicas), then PCI order.
-  using Key = std::tuple<int, int, int, int, int, size_t>;
-  std::vector<std::pair<Key, std::string>> ranked;
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    const int node = node_of[candidates[i]];
-    const std::string gpu = GpuIdOf(candidates[i]);
-    ranked.emplace_back(Key(-must_on_node[node], -free_on_node[node], node, replicas_taken[gpu]++,
-                            -free_on_gpu[gpu], i),
-                        candidates[i]);
-  }
-  std::sort(ranked.begin(), ranked.end());
-  for (const auto& [key, id] : ranked) {
-    if (chosen.size() >= static_cast<size_t>(request.size)) break;
-    chosen.push_back(id);
-  }
-  return chosen;
+  return graph->Choose(request, options_.allocation_policy);
 }
 
 void GpuPlugin::SetUnhealthyGpus(const std::set<std::string>& unhealthy_gpus) {

@@ -27,6 +27,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "kdp/device_plugin.h"
+#include "kdp/preferred_allocation.h"
 #include "kdp/topology.h"
 
 namespace kdp::example {
@@ -112,16 +113,19 @@ struct GpuPluginOptions {
   int replicas = 1;
   // File listing unhealthy GPU IDs, re-read every 100 ms; empty = no health file.
   std::string health_file = "";
+  // How GetPreferredAllocation chooses (kdp/preferred_allocation.h).
+  AllocationPolicy allocation_policy = AllocationPolicy::kLinkBestFit;
 };
 
 // The GPU device plugin. Allocate gives, for the GPUs behind the requested IDs (replicas of one
 // GPU count once), their DRM nodes with "rw", KDP_VISIBLE_DEVICES=<GPU IDs, PCI order> and the CDI
 // names "<domain>/gpu=<GPU ID>".
 //
-// Preferred allocation: must_include first; then the rest from one NUMA node when one can hold
-// it, choosing nodes by (most must_include devices, most available devices, lowest node number)
-// and spilling into the next node in that order otherwise. Within a node, replicas are spread
-// over distinct GPUs, the GPUs with most free replicas first (the least loaded), then PCI order.
+// Preferred allocation: the SDK's DeviceGraph (kdp/preferred_allocation.h) over the GPUs' PCI
+// locality, NVLink/xGMI links and NUMA nodes, under `allocation_policy` (default link-best-fit:
+// the best-connected set, leaving the best-connected rest; numa-packed: fewest NUMA nodes first;
+// spread). Replicas of one GPU count as one physical device, so time-sliced requests spread over
+// GPUs, the least loaded first.
 class GpuPlugin : public DevicePlugin, public PreferredAllocator {
  public:
   // INVALID_ARGUMENT when replicas < 1 or the resource name has no "domain/" prefix; the health
@@ -151,6 +155,8 @@ class GpuPlugin : public DevicePlugin, public PreferredAllocator {
   const std::string cdi_vendor_;  // "example.com"
   absl::Mutex mu_;
   std::set<std::string> unhealthy_ ABSL_GUARDED_BY(mu_);
+  // The last Discover()'s inventory with its pair scores.
+  std::optional<DeviceGraph> graph_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<HealthFileWatcher> watcher_;
 };
 

@@ -38,6 +38,13 @@ int main(int argc, char** argv) {
   app.add_option("--health-file", options.health_file,
                  "file listing unhealthy GPU IDs, one per line ('#' starts a comment); re-read "
                  "every 100 ms; missing file: all healthy");
+  std::string allocation_policy = "link-best-fit";
+  app.add_option("--allocation-policy", allocation_policy,
+                 "how GetPreferredAllocation chooses: link-best-fit (the best-connected GPUs by "
+                 "NVLink and PCIe locality, leaving the best-connected rest), numa-packed (fewest "
+                 "NUMA nodes first) or spread (across NUMA nodes)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"link-best-fit", "numa-packed", "spread"}));
   app.add_option("--socket-suffix", runner_options.socket_suffix,
                  "added to the socket name (<resource>-<suffix>.sock), e.g. the pod name, so the "
                  "old and new pods of a rolling update serve on sockets of their own");
@@ -59,6 +66,8 @@ int main(int argc, char** argv) {
     }
     options.vendor_id = *vendor_id;
   }
+  // Checked by CLI11 above.
+  options.allocation_policy = kdp::ParseAllocationPolicy(allocation_policy).value();
   // The SDK's logger reads its level from KDP_LOG_LEVEL when it first logs, which is after this.
   setenv("KDP_LOG_LEVEL", log_level.c_str(), /*overwrite=*/1);
 

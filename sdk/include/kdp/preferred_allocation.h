@@ -10,6 +10,7 @@
 #ifndef KDP_PREFERRED_ALLOCATION_H_
 #define KDP_PREFERRED_ALLOCATION_H_
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -23,9 +24,14 @@
 
 namespace kdp {
 
-// How Choose() ranks candidate sets. Every policy first honours must_include and then prefers
-// distinct physical devices over replicas of one (time-slicing), so a container asking for two
-// replicas gets two GPUs when two are free.
+namespace internal {
+class DeviceGraphTestPeer;
+}  // namespace internal
+
+// How Choose() ranks candidate sets. Every policy honours must_include, then prefers distinct
+// physical devices over replicas of one (time-slicing), so that a container asking for two
+// replicas gets two GPUs when two are free; numa-packed only after its NUMA-node count (two
+// replicas of a GPU beat two GPUs on two nodes).
 enum class AllocationPolicy {
   // "numa-packed": the fewest NUMA nodes (devices without locality count as one more node), then
   // the highest sum of pair scores (tightest PCI locality and links), then the best-connected
@@ -34,8 +40,9 @@ enum class AllocationPolicy {
   // "link-best-fit": the highest sum of pair scores, then the best-connected devices left over
   // (NVIDIA's best-effort allocator's goal, without its exponential partitioning).
   kLinkBestFit,
-  // "spread": as many NUMA nodes as possible, as evenly used as possible, then the lowest sum of
-  // pair scores (devices as far apart as possible, e.g. for memory bandwidth).
+  // "spread": as many NUMA nodes as possible (devices without locality count as one more node),
+  // as evenly used as possible (the smallest sum of squared devices per node), then the lowest
+  // sum of pair scores (devices as far apart as possible, e.g. for memory bandwidth).
   kSpread,
 };
 
@@ -61,9 +68,9 @@ struct AllocatableDevice {
 
 // The score of two distinct physical devices working together, on NVIDIA's go-gpuallocator scale:
 // PCI locality (same switch 50, same host bridge 30, same package 20, across packages 10; when the
-// topology does not know, the NUMA nodes decide: a shared node 20, disjoint known nodes 10,
-// unknown 0), plus 100 per `link_unit` of link bandwidth between them (Topology::LinkBandwidth(),
-// rounded down). `link_unit` 0 ignores links.
+// topology does not know, the NUMA nodes it lists for the devices decide: a shared node 20,
+// disjoint known nodes 10, unknown 0), plus 100 per `link_unit` of link bandwidth between them
+// (Topology::LinkBandwidth(), rounded down). `link_unit` 0 ignores links.
 int PairScore(const Topology& topology, const PciAddress& a, const PciAddress& b,
               uint64_t link_unit);
 
@@ -75,9 +82,11 @@ class DeviceGraph {
 
   // Scores from `topology`: PairScore() between the devices' PCI addresses, with `link_unit` the
   // smallest positive LinkBandwidth() between two of the graph's physical devices (one link's
-  // worth, so a pair joined by four links scores 400 more than one joined by none). Devices
-  // without a PCI address score by their NUMA nodes as PairScore() describes. INVALID_ARGUMENT for
-  // an empty or duplicate ID, naming it.
+  // worth, so a pair joined by four links scores 400 more than one joined by none). A pair whose
+  // PCI locality the topology does not know (a device without a PCI address, or one the topology
+  // lacks) scores by the devices' own numa_nodes as PairScore() describes. A physical device's
+  // PCI address and NUMA nodes are those of its first replica in `devices`. Holds one int per
+  // pair of physical devices. INVALID_ARGUMENT for an empty or duplicate ID, naming it.
   [[nodiscard]] static absl::StatusOr<DeviceGraph> Build(std::vector<AllocatableDevice> devices,
                                                          const Topology& topology);
 
@@ -96,17 +105,33 @@ class DeviceGraph {
 
   // Chooses request.size devices among request.available under `policy`: every must_include ID
   // first (in its order, duplicates dropped, also IDs outside the inventory), then the chosen
-  // rest in Build() order. Available IDs outside the inventory are candidates with no locality.
-  // Fewer than request.size when too few are available; the must_include IDs alone when they
-  // already reach request.size. Deterministic: among equally ranked sets, the one whose devices
-  // come first in Build() order. Exhaustive when the search space is small (at most 16 candidate
-  // physical devices), otherwise a greedy search bounded by O(size × candidates × seeds).
+  // rest in Build() order. Available IDs outside the inventory are never chosen (the graph is the
+  // inventory; a stale ID could not be allocated). Fewer than
+  // request.size when too few are available; the must_include IDs alone when they already reach
+  // request.size. Replicas: a set's score counts each pair of distinct physical devices once; a
+  // request needing more IDs than there are free physical devices takes the extra replicas from
+  // the physical devices with the most free replicas (least loaded), each's in Build() order.
+  // Deterministic: among equally ranked sets, the least loaded, then the one whose devices come
+  // first in Build() order; the order of request.available does not matter. Exhaustive when the
+  // search space is small (at most 2^17 candidate sets of physical devices, so any request among
+  // 16 free physical devices), otherwise a greedy search (from the best device overall and per
+  // NUMA node; numa-packed inside the fewest nodes that hold the request) followed by a bounded
+  // pass of improving swaps: O(seeds × size × candidates) with at most 16 seeds (64 growths for
+  // numa-packed), plus O(candidates²) to score what is left over. The greedy answer may rank
+  // below the best one; tests/unit/sdk/preferred_allocation_test.cc measures how often.
   // INVALID_ARGUMENT when request.size is negative.
   absl::StatusOr<std::vector<std::string>> Choose(const PreferredRequest& request,
                                                   AllocationPolicy policy) const;
 
  private:
+  friend class internal::DeviceGraphTestPeer;
   struct Data;
+  // Which search Choose() runs: kAuto decides by the search space's size; the others force one
+  // (tests compare them; kExhaustive on a large space takes exponential time).
+  enum class Search { kAuto, kExhaustive, kGreedy };
+  absl::StatusOr<std::vector<std::string>> ChooseWith(const PreferredRequest& request,
+                                                      AllocationPolicy policy, Search search) const;
+
   explicit DeviceGraph(std::shared_ptr<const Data> data) : data_(std::move(data)) {}
   std::shared_ptr<const Data> data_;
 };

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -278,11 +279,34 @@ TEST(GpuPlugin, PreferredTiesGoToTheLowestNodeInPciOrder) {
               ElementsAre("gpu2", "gpu3"));
 }
 
-TEST(GpuPlugin, PreferredPicksTheNodeWithMostFreeDevices) {
+TEST(GpuPlugin, PreferredFillsTheFragmentedNodeAndKeepsTheWholerOneFree) {
   std::unique_ptr<GpuPlugin> plugin = DiscoveredPlugin();
   ASSERT_NE(plugin, nullptr);
+  // Both nodes hold two; taking node 0's last two leaves node 1's three together for a later
+  // request of three (best fit, the link-best-fit policy's tie-break on what is left).
   EXPECT_THAT(Prefer(*plugin, {"gpu0", "gpu1", "gpu4", "gpu5", "gpu6"}, {}, 2),
-              ElementsAre("gpu4", "gpu5"));
+              ElementsAre("gpu0", "gpu1"));
+  // numa-packed makes the same best-fit choice.
+  std::unique_ptr<GpuPlugin> packed =
+      DiscoveredPlugin({.allocation_policy = AllocationPolicy::kNumaPacked});
+  ASSERT_NE(packed, nullptr);
+  EXPECT_THAT(Prefer(*packed, {"gpu0", "gpu1", "gpu4", "gpu5", "gpu6"}, {}, 2),
+              ElementsAre("gpu0", "gpu1"));
+}
+
+TEST(GpuPlugin, PreferredSpreadPolicyUsesBothNodes) {
+  std::unique_ptr<GpuPlugin> plugin =
+      DiscoveredPlugin({.allocation_policy = AllocationPolicy::kSpread});
+  ASSERT_NE(plugin, nullptr);
+  std::vector<std::string> ids = Prefer(*plugin, AllIds(*plugin), {}, 2);
+  ASSERT_EQ(ids.size(), 2u);
+  std::set<int> nodes;
+  for (const Device& device : plugin->Devices()) {
+    if (std::find(ids.begin(), ids.end(), device.id) != ids.end()) {
+      nodes.insert(device.numa_nodes.begin(), device.numa_nodes.end());
+    }
+  }
+  EXPECT_EQ(nodes, (std::set<int>{0, 1}));
 }
 
 TEST(GpuPlugin, PreferredKeepsMustIncludeAndStaysOnItsNode) {
@@ -299,8 +323,17 @@ TEST(GpuPlugin, PreferredKeepsMustIncludeAndStaysOnItsNode) {
 TEST(GpuPlugin, PreferredSpillsIntoTheNextNodeWhenNoneCanHoldTheRequest) {
   std::unique_ptr<GpuPlugin> plugin = DiscoveredPlugin();
   ASSERT_NE(plugin, nullptr);
+  // The fixture pairs GPUs under PCIe switches (gpu0+gpu1, gpu4+gpu5): two switch pairs joined
+  // across the nodes score as high as three GPUs of node 0 and one of node 1, and leave gpu2,
+  // not a GPU of an intact pair, behind.
   EXPECT_THAT(Prefer(*plugin, {"gpu0", "gpu1", "gpu2", "gpu4", "gpu5"}, {}, 4),
-              ElementsAre("gpu0", "gpu1", "gpu2", "gpu4"));
+              ElementsAre("gpu0", "gpu1", "gpu4", "gpu5"));
+  // numa-packed takes as many as it can from one node first.
+  std::unique_ptr<GpuPlugin> packed =
+      DiscoveredPlugin({.allocation_policy = AllocationPolicy::kNumaPacked});
+  ASSERT_NE(packed, nullptr);
+  std::vector<std::string> ids = Prefer(*packed, {"gpu0", "gpu1", "gpu2", "gpu4", "gpu5"}, {}, 4);
+  EXPECT_EQ(ids.size(), 4u);
 }
 
 TEST(GpuPlugin, PreferredIgnoresUnknownIdsAndNeverInventsDevices) {
@@ -314,9 +347,9 @@ TEST(GpuPlugin, PreferredReplicasSpreadOverDistinctGpusOfOneNode) {
   ASSERT_NE(plugin, nullptr);
   EXPECT_THAT(Prefer(*plugin, AllIds(*plugin), {}, 3),
               ElementsAre("gpu0::0", "gpu1::0", "gpu2::0"));
-  // Five replicas on a four-GPU node: every GPU once, then a second round, still on node 0.
+  // Five replicas: five distinct GPUs before any second replica of one (the fifth from node 1).
   EXPECT_THAT(Prefer(*plugin, AllIds(*plugin), {}, 5),
-              ElementsAre("gpu0::0", "gpu1::0", "gpu2::0", "gpu3::0", "gpu0::1"));
+              ElementsAre("gpu0::0", "gpu1::0", "gpu2::0", "gpu3::0", "gpu4::0"));
 }
 
 TEST(GpuPlugin, PreferredReplicasGoToTheLeastLoadedGpu) {
@@ -324,8 +357,9 @@ TEST(GpuPlugin, PreferredReplicasGoToTheLeastLoadedGpu) {
   ASSERT_NE(plugin, nullptr);
   // gpu0::0 is in use, so gpu0 has one free replica and gpu1 two.
   EXPECT_THAT(Prefer(*plugin, {"gpu0::1", "gpu1::0", "gpu1::1"}, {}, 1), ElementsAre("gpu1::0"));
+  // Two replicas: two distinct GPUs (answered in inventory order).
   EXPECT_THAT(Prefer(*plugin, {"gpu0::1", "gpu1::0", "gpu1::1"}, {}, 2),
-              ElementsAre("gpu1::0", "gpu0::1"));
+              ElementsAre("gpu0::1", "gpu1::0"));
 }
 
 TEST(GpuPlugin, PreferredReplicasSpreadAwayFromMustIncludeGpu) {
