@@ -60,8 +60,18 @@ absl::StatusOr<kdp::manager::TopologyManagerConfig> TopologyConfig(
   }
   absl::StatusOr<std::unique_ptr<kdp::Topology>> machine =
       topology_xml.empty() ? kdp::Topology::FromHost() : kdp::Topology::FromXmlFile(topology_xml);
-  if (!machine.ok()) return machine.status();
+  if (!machine.ok()) {
+    // Policy none never looks at the machine (the kubelet's NewManager returns before it): a host
+    // hwloc cannot read must not stop a manager that was not asked for topology.
+    if (config.policy != kdp::manager::TopologyPolicy::kNone) return machine.status();
+    KDP_LOG_WARNING("Cannot read the machine's NUMA topology; policy none does not need it", "err",
+                    machine.status().message());
+    return config;
+  }
   config.numa = NumaInfoOf(**machine);
+  // The kubelet's start-up checks (at most max-allowable-numa-nodes nodes, known distances for
+  // prefer-closest-numa-nodes), before any state is opened.
+  KDP_RETURN_IF_ERROR(kdp::manager::ValidateNumaInfo(config.policy, config.options, config.numa));
   return config;
 }
 
@@ -131,12 +141,13 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--topology-manager-scope", topology_scope,
                  "container: align each container on its own; pod: align the whole pod's devices "
-                 "together")
+                 "together (ignored under policy none)")
       ->check(CLI::IsMember({"container", "pod"}))
       ->capture_default_str();
   app.add_option("--topology-manager-policy-options", topology_policy_options,
                  "The kubelet's policy options, key=value[,key=value]: "
-                 "prefer-closest-numa-nodes=true, max-allowable-numa-nodes=N (default 8)");
+                 "prefer-closest-numa-nodes=true, max-allowable-numa-nodes=N (default 8); "
+                 "ignored under policy none");
   app.add_option(
       "--topology-xml", topology_xml,
       "Read the machine's NUMA nodes and distances from this hwloc XML file (lstopo --of "
@@ -187,6 +198,14 @@ int main(int argc, char** argv) {
     KDP_LOG_WARNING("Cannot write our pid into the lock file", "lock", lock_path);
   }
 
+  // Before the state is opened: a bad configuration leaves the journal and checkpoint untouched.
+  absl::StatusOr<kdp::manager::TopologyManagerConfig> topology_config =
+      TopologyConfig(topology_policy, topology_scope, topology_policy_options, topology_xml);
+  if (!topology_config.ok()) {
+    KDP_LOG_ERROR("Invalid topology manager configuration", "err",
+                  topology_config.status().message());
+    return 1;
+  }
   kdp::manager::RestoredState restored;
   absl::StatusOr<std::unique_ptr<kdp::manager::StateStore>> store = kdp::manager::StateStore::Open(
       {.checkpoint_path = absl::StrCat(plugins_dir, "/kubelet_internal_checkpoint"),
@@ -197,13 +216,6 @@ int main(int argc, char** argv) {
       &restored);
   if (!store.ok()) {
     KDP_LOG_ERROR("Cannot restore state", "err", store.status().ToString());
-    return 1;
-  }
-  absl::StatusOr<kdp::manager::TopologyManagerConfig> topology_config =
-      TopologyConfig(topology_policy, topology_scope, topology_policy_options, topology_xml);
-  if (!topology_config.ok()) {
-    KDP_LOG_ERROR("Invalid topology manager configuration", "err",
-                  topology_config.status().message());
     return 1;
   }
   kdp::manager::DeviceManager devices({

@@ -32,7 +32,8 @@ struct AdmittedContainer {
   std::map<std::string, DevicesPerNuma> devices_per_numa;
   RunContainerOptions options;
   // The topology manager's merged hint the container was allocated with; nullopt under policy
-  // "none" and for pods restored at start (the kubelet keeps hints in memory only).
+  // "none" and for pods restored at start (kdp does not re-admit them, as a restarted kubelet
+  // does).
   std::optional<TopologyHint> topology_hint;
 };
 

@@ -323,10 +323,14 @@ class RunnerImpl {
       if (!served->needs_registration || now < served->next_attempt) continue;
       if (TakenOver(*served)) continue;
       absl::Status status = absl::OkStatus();
-      if (!IsSocket(served->socket_path)) {
-        if (!served->gone_since.has_value()) {
-          served->gone_since = now;
-          served->next_attempt = now + kSettleTime;
+      if (IsSocket(served->socket_path)) {
+        // "Gone" counts only when seen twice in a row, kSettleTime apart: an observation from
+        // before the socket was first served, or from a successor's unlink-then-bind, is stale.
+        served->gone_since.reset();
+      } else {
+        if (!served->gone_since.has_value() || now - *served->gone_since < kSettleTime) {
+          if (!served->gone_since.has_value()) served->gone_since = now;
+          served->next_attempt = *served->gone_since + kSettleTime;
           continue;
         }
         served->gone_since.reset();

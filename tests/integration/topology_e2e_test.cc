@@ -126,6 +126,69 @@ TEST_F(TopologyE2E, ContainerScopeAlignsEachContainerOnItsOwn) {
   EXPECT_NE(NodesOf(pod.json, 0), NodesOf(pod.json, 1)) << pod.out;
 }
 
+TEST_F(TopologyE2E, BestEffortPodScopeGivesEveryContainerThePodsAffinity) {
+  Start("best-effort", "pod");
+  KdpctlResult pod = Apply(TwoContainerPod("three-and-three", 3, 3));
+  ASSERT_EQ(pod.json["admitted"], true) << pod.out;
+  for (size_t c = 0; c < 2; ++c) {
+    EXPECT_EQ(pod.json["containers"][c]["numa_affinity"]["numa_nodes"],
+              nlohmann::json::array({0, 1}))
+        << pod.out;
+    EXPECT_EQ(pod.json["containers"][c]["numa_affinity"]["preferred"], true) << pod.out;
+  }
+}
+
+TEST_F(TopologyE2E, RestrictedPodScopeRejectsWhatOnlyFitsSplitAcrossNodes) {
+  Start("restricted", "pod");
+  // Three GPUs on one node and two on the other leave one and two free.
+  ASSERT_EQ(Apply(GpuPod("a", 3)).json["admitted"], true);
+  ASSERT_EQ(Apply(GpuPod("b", 2)).json["admitted"], true);
+  // Two plus one fit no single node: the pod's only hint spans both, not preferred.
+  KdpctlResult split = Apply(TwoContainerPod("two-and-one", 2, 1));
+  EXPECT_EQ(split.json["admitted"], false) << split.out;
+  EXPECT_EQ(split.json["reason"], "TopologyAffinityError") << split.out;
+  // One plus one fit the node with two free.
+  KdpctlResult fits = Apply(TwoContainerPod("one-and-one", 1, 1));
+  ASSERT_EQ(fits.json["admitted"], true) << fits.out;
+  std::set<int> nodes = NodesOf(fits.json, 0);
+  std::set<int> second = NodesOf(fits.json, 1);
+  nodes.insert(second.begin(), second.end());
+  EXPECT_EQ(nodes.size(), 1u) << fits.out;
+}
+
+TEST_F(TopologyE2E, ALaterContainersRejectionReleasesTheEarlierContainersDevices) {
+  Start("single-numa-node", "container");
+  // The first container (3) fits node 0; the second (5) fits no node.
+  KdpctlResult pod = Apply(TwoContainerPod("three-then-five", 3, 5));
+  EXPECT_EQ(pod.json["admitted"], false) << pod.out;
+  EXPECT_EQ(pod.json["reason"], "TopologyAffinityError") << pod.out;
+  EXPECT_EQ(Resource("example.com/gpu")["allocated"], 0);
+  // Both nodes are whole again.
+  ASSERT_EQ(Apply(GpuPod("a", 4)).json["admitted"], true);
+  ASSERT_EQ(Apply(GpuPod("b", 4)).json["admitted"], true);
+}
+
+TEST_F(TopologyE2E, AZeroRequestGetsHintsAsOnAKubelet) {
+  Start("restricted");
+  // gpu: 0 still yields hints (every mask, single nodes preferred): the merge picks node 0.
+  KdpctlResult pod = Apply(GpuPod("zero", 0));
+  ASSERT_EQ(pod.json["admitted"], true) << pod.out;
+  EXPECT_EQ(pod.json["containers"][0]["numa_affinity"]["numa_nodes"], nlohmann::json::array({0}))
+      << pod.out;
+  EXPECT_EQ(pod.json["containers"][0]["numa_affinity"]["preferred"], true) << pod.out;
+}
+
+TEST_F(TopologyE2E, PolicyNoneStartsWhereTheMachineCannotBeRead) {
+  StartManager({"--topology-xml", Root() + "/missing.xml"});
+  EXPECT_EQ(Status()["topology_policy"], "none");
+  auto run = RunCommand({KDP_MANAGER_BIN, "--kubelet-root", Root() + "/other", "--topology-xml",
+                         Root() + "/missing.xml", "--topology-manager-policy", "best-effort"},
+                        absl::Seconds(20));
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->exit_code, 1);
+  EXPECT_THAT(run->err + run->out, HasSubstr("missing.xml"));
+}
+
 TEST_F(TopologyE2E, StatusShowsTheTopologyManagerAndTheMachinesNodes) {
   Start("best-effort", "pod");
   nlohmann::json status = Status();

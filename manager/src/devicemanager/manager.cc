@@ -350,7 +350,7 @@ ProviderHints DeviceManager::GetTopologyHints(const Pod& pod, const Container& c
   }
   ProviderHints hints;
   for (const auto& [resource, request] : container.extended_resources) {
-    if (request == 0 || !IsDevicePluginResource(resource)) continue;
+    if (!IsDevicePluginResource(resource)) continue;
     hints[resource] = ResourceHints(
         resource, request, pod_devices_.ContainerDevices(pod.uid, container.name, resource),
         reusable[resource]);
@@ -370,7 +370,7 @@ ProviderHints DeviceManager::GetPodTopologyHints(const Pod& pod) {
   ProviderHints hints;
   for (const std::string& resource : resources) {
     const int64_t request = PodDeviceRequest(pod, resource);
-    if (request == 0 || !IsDevicePluginResource(resource)) continue;
+    if (!IsDevicePluginResource(resource)) continue;
     hints[resource] =
         ResourceHints(resource, request, pod_devices_.PodResourceDevices(pod.uid, resource), {});
   }

@@ -5,7 +5,9 @@
 //
 // Thread-safe. Allocate() calls are serialised internally (admission is serial on a node, as in
 // the kubelet); registrations, stream callbacks, garbage collection and deletions run
-// concurrently with them.
+// concurrently with them. Hints and the allocation that follows them are consistent only when
+// the caller serialises whole admissions (PodManager does): GetTopologyHints() takes no
+// admission lock, so another admission between the two would make the hints stale.
 #ifndef KDP_MANAGER_SRC_DEVICEMANAGER_MANAGER_H_
 #define KDP_MANAGER_SRC_DEVICEMANAGER_MANAGER_H_
 
@@ -116,8 +118,10 @@ class DeviceManager : public RegistrationHandler, public HintProvider {
   // `affinity` is the topology manager's merged NUMA affinity for the container (nullopt: none,
   // as under policy "none"): devices on its nodes are taken first (filterByAffinity).
   absl::Status Allocate(const Pod& pod, const Container& container,
-                        const std::optional<NumaMask>& affinity) override ABSL_LOCKS_EXCLUDED(mu_);
-  absl::Status Allocate(const Pod& pod, const Container& container) ABSL_LOCKS_EXCLUDED(mu_) {
+                        const std::optional<NumaMask>& affinity) override
+      ABSL_LOCKS_EXCLUDED(allocate_mu_, mu_);
+  absl::Status Allocate(const Pod& pod, const Container& container)
+      ABSL_LOCKS_EXCLUDED(allocate_mu_, mu_) {
     return Allocate(pod, container, std::nullopt);
   }
 
@@ -125,7 +129,9 @@ class DeviceManager : public RegistrationHandler, public HintProvider {
   // device-plugin resource of the container, nullopt when no device of the resource has a NUMA
   // node, an empty list when the request cannot be met (or differs from what the container
   // already holds), else the hints of GenerateDeviceTopologyHints() (regenerated from the held
-  // devices for a container that already has them). Runs garbage collection first.
+  // devices for a container that already has them). A request of 0 gets hints too (every mask,
+  // single nodes preferred), as in the kubelet. Collects garbage first when a pod left the
+  // active set since the last collection.
   ProviderHints GetTopologyHints(const Pod& pod, const Container& container) override
       ABSL_LOCKS_EXCLUDED(mu_);
   // Pod scope (GetPodTopologyHints, item 38): the same per resource of the pod, for the pod's

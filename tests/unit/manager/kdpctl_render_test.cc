@@ -43,6 +43,8 @@ admin::Pod GpuPod() {
   spec->set_permissions("rw");
   (*app->mutable_annotations())["example.com/owner"] = "team-a";
   app->add_cdi_devices("example.com/gpu=gpu-3");
+  app->mutable_topology_hint()->add_numa_nodes(0);
+  app->mutable_topology_hint()->set_preferred(true);
   return pod;
 }
 
@@ -51,7 +53,7 @@ const char kGpuPodJson[] = R"({
   "pod": {"namespace": "default", "name": "cuda", "uid": "uid-1"},
   "containers": [
     {"name": "setup", "kind": "init", "devices": {}, "envs": {}, "mounts": [],
-     "device_specs": [], "annotations": {}, "cdi_devices": []},
+     "device_specs": [], "annotations": {}, "cdi_devices": [], "numa_affinity": null},
     {"name": "main", "kind": "app",
      "devices": {"example.com/gpu": ["gpu-3", "gpu-1"]},
      "envs": {"VISIBLE_DEVICES": "gpu-3,gpu-1"},
@@ -60,7 +62,8 @@ const char kGpuPodJson[] = R"({
      "device_specs": [{"container_path": "/dev/gpu3", "host_path": "/dev/gpu3",
                        "permissions": "rw"}],
      "annotations": {"example.com/owner": "team-a"},
-     "cdi_devices": ["example.com/gpu=gpu-3"]}
+     "cdi_devices": ["example.com/gpu=gpu-3"],
+     "numa_affinity": {"numa_nodes": [0], "preferred": true}}
   ]
 })";
 
@@ -83,8 +86,14 @@ TEST(NodeStatusJson, RendersResourcesDevicesAndNumaAsNumbers) {
   bare->set_id("gpu-1");
   bare->set_health("Unhealthy");
   status.add_resources()->set_name("example.com/idle");
+  status.set_topology_policy("single-numa-node");
+  status.set_topology_scope("pod");
+  status.add_numa_nodes(0);
+  status.add_numa_nodes(8);
 
-  EXPECT_EQ(NodeStatusJson(status), nlohmann::json::parse(R"({"resources": [
+  EXPECT_EQ(NodeStatusJson(status), nlohmann::json::parse(R"({
+  "topology_policy": "single-numa-node", "topology_scope": "pod", "numa_nodes": [0, 8],
+  "resources": [
     {"name": "example.com/gpu", "capacity": 1099511627776, "allocatable": 3, "allocated": 1,
      "connected": true, "removed": false, "endpoint": "/var/lib/kubelet/device-plugins/gpu.sock",
      "devices": [{"id": "gpu-0", "health": "Healthy", "numa": [1, 0], "pod": "default/train"},
@@ -95,7 +104,9 @@ TEST(NodeStatusJson, RendersResourcesDevicesAndNumaAsNumbers) {
 }
 
 TEST(NodeStatusJson, EmptyStatusIsAnEmptyArray) {
-  EXPECT_EQ(NodeStatusJson(admin::NodeStatus()), nlohmann::json::parse(R"({"resources": []})"));
+  EXPECT_EQ(NodeStatusJson(admin::NodeStatus()),
+            nlohmann::json::parse(R"({"resources": [], "topology_policy": "",
+                                      "topology_scope": "", "numa_nodes": []})"));
 }
 
 TEST(ContainerJson, EmptyContainerHasEveryKeyWithEmptyObjectsAndArrays) {
@@ -103,7 +114,7 @@ TEST(ContainerJson, EmptyContainerHasEveryKeyWithEmptyObjectsAndArrays) {
   container.set_name("c");
   EXPECT_EQ(ContainerJson(container), nlohmann::json::parse(R"(
     {"name": "c", "kind": "", "devices": {}, "envs": {}, "mounts": [], "device_specs": [],
-     "annotations": {}, "cdi_devices": []})"));
+     "annotations": {}, "cdi_devices": [], "numa_affinity": null})"));
 }
 
 TEST(AdmittedPodJson, RendersPodAndContainersInOrderWithDeviceIdOrderKept) {
@@ -198,6 +209,27 @@ TEST(NodeStatusText, ListsResourcesThenDevices) {
             "example.com/gpu   gpu-1    Unhealthy   -      -\n");
 }
 
+TEST(NodeStatusText, EndsWithTheTopologyManagerLineWhenTheManagerSentOne) {
+  admin::NodeStatus status;
+  status.set_topology_policy("best-effort");
+  status.set_topology_scope("container");
+  status.add_numa_nodes(0);
+  status.add_numa_nodes(1);
+  EXPECT_EQ(NodeStatusText(status),
+            "no device-plugin resources registered\n"
+            "\n"
+            "topology manager: policy best-effort, scope container, NUMA nodes 0,1\n");
+}
+
+TEST(TopologyHintText, NamesTheNodesOrAnyAndWhetherPreferred) {
+  admin::TopologyHint hint;
+  EXPECT_EQ(TopologyHintText(hint), "any (not preferred)");
+  hint.add_numa_nodes(0);
+  hint.add_numa_nodes(2);
+  hint.set_preferred(true);
+  EXPECT_EQ(TopologyHintText(hint), "0,2 (preferred)");
+}
+
 TEST(NodeStatusText, SaysSoWhenNoResourceIsRegistered) {
   EXPECT_EQ(NodeStatusText(admin::NodeStatus()), "no device-plugin resources registered\n");
 }
@@ -212,6 +244,7 @@ TEST(ApplyPodText, AdmittedShowsPodThenEachContainersDevicesAndEnv) {
                                "    no devices\n"
                                "  container main (app)\n"
                                "    device example.com/gpu=gpu-3,gpu-1\n"
+                               "    numa-affinity 0 (preferred)\n"
                                "    env VISIBLE_DEVICES=gpu-3,gpu-1\n"));
   EXPECT_THAT(text, HasSubstr("    mount /opt/driver -> /usr/lib/driver (ro)\n"));
   EXPECT_THAT(text, HasSubstr("    cdi example.com/gpu=gpu-3\n"));
