@@ -10,17 +10,6 @@
 #include "manager/src/devicemanager/errors.h"
 
 namespace kdp::manager {
-namespace {
-
-std::vector<const Container*> InAdmissionOrder(const Pod& pod) {
-  std::vector<const Container*> order;
-  for (const Container& c : pod.init_containers) order.push_back(&c);
-  for (const Container& c : pod.containers) order.push_back(&c);
-  return order;
-}
-
-}  // namespace
-
 std::vector<Pod> PodsForCheckpointEntries(const checkpoint::Data& data,
                                           const std::set<std::string>& known) {
   std::map<std::string, Pod> pods;
@@ -88,7 +77,7 @@ void PodManager::Restore(std::vector<Pod> pods) {
   std::map<std::pair<std::string, std::string>, AdmittedPod> restored;
   for (Pod& pod : pods) {
     AdmittedPod admitted{.pod = pod, .containers = {}};
-    for (const Container* container : InAdmissionOrder(pod)) {
+    for (const Container* container : ContainersInAdmissionOrder(pod)) {
       admitted.containers.push_back(
           Describe(pod, *container, devices_->CachedRunContainerOptions(pod.uid, container->name)));
     }
@@ -178,7 +167,7 @@ absl::StatusOr<AdmitResult> PodManager::Admit(Pod pod) {
   if (!topology.admitted) return reject(topology.reason, std::move(topology.message));
   // The kubelet's predicate admission: an extended resource no plugin serves is one the node does
   // not have (capacity 0); the pod must not run without the devices it asked for.
-  for (const Container* container : InAdmissionOrder(pod)) {
+  for (const Container* container : ContainersInAdmissionOrder(pod)) {
     for (const auto& [resource, count] : container->extended_resources) {
       if (count == 0 || devices_->IsDevicePluginResource(resource)) continue;
       return reject(errors::OutOfResourceReason(resource),
@@ -186,7 +175,7 @@ absl::StatusOr<AdmitResult> PodManager::Admit(Pod pod) {
     }
   }
   AdmittedPod admitted{.pod = pod, .containers = {}};
-  for (const Container* container : InAdmissionOrder(pod)) {
+  for (const Container* container : ContainersInAdmissionOrder(pod)) {
     absl::StatusOr<RunContainerOptions> options =
         devices_->GetDeviceRunContainerOptions(pod, *container);
     if (!options.ok()) {

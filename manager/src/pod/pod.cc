@@ -4,6 +4,13 @@
 
 namespace kdp::manager {
 
+std::vector<const Container*> ContainersInAdmissionOrder(const Pod& pod) {
+  std::vector<const Container*> order;
+  for (const Container& c : pod.init_containers) order.push_back(&c);
+  for (const Container& c : pod.containers) order.push_back(&c);
+  return order;
+}
+
 int64_t PodDeviceRequest(const Pod& pod, const std::string& resource) {
   auto count = [&](const Container& c) -> int64_t {
     auto it = c.extended_resources.find(resource);

@@ -51,6 +51,10 @@ struct Pod {
   friend bool operator==(const Pod&, const Pod&) = default;
 };
 
+// The pod's containers in the order the kubelet admits and starts them: init containers (regular
+// and sidecars) in order, then app containers in order.
+std::vector<const Container*> ContainersInAdmissionOrder(const Pod& pod);
+
 // The pod's effective request of extended resource `resource`, as the scheduler, the kubelet's
 // predicate and its pod-scope topology hints count it (resource.PodLimits without overhead): the
 // larger of what the app containers and sidecars hold together and what any regular init

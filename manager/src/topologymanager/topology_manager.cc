@@ -10,13 +10,6 @@
 namespace kdp::manager {
 namespace {
 
-std::vector<const Container*> InAdmissionOrder(const Pod& pod) {
-  std::vector<const Container*> order;
-  for (const Container& c : pod.init_containers) order.push_back(&c);
-  for (const Container& c : pod.containers) order.push_back(&c);
-  return order;
-}
-
 std::string HintText(const TopologyHint& hint) {
   return absl::StrCat(hint.numa_affinity.has_value() ? hint.numa_affinity->ToString() : "<nil>",
                       hint.preferred ? " preferred" : " not preferred");
@@ -68,7 +61,7 @@ TopologyAdmission TopologyManager::Admit(const Pod& pod) {
   };
 
   if (config_.policy == TopologyPolicy::kNone) {
-    for (const Container* container : InAdmissionOrder(pod)) {
+    for (const Container* container : ContainersInAdmissionOrder(pod)) {
       if (!allocate(*container, std::nullopt)) return result;
     }
     result.admitted = true;
@@ -85,7 +78,7 @@ TopologyAdmission TopologyManager::Admit(const Pod& pod) {
       reject_affinity("");
       return result;
     }
-    for (const Container* container : InAdmissionOrder(pod)) {
+    for (const Container* container : ContainersInAdmissionOrder(pod)) {
       result.hints[container->name] = decision.best;
       if (!allocate(*container, decision.best.numa_affinity)) return result;
     }
@@ -93,7 +86,7 @@ TopologyAdmission TopologyManager::Admit(const Pod& pod) {
     return result;
   }
 
-  for (const Container* container : InAdmissionOrder(pod)) {
+  for (const Container* container : ContainersInAdmissionOrder(pod)) {
     std::vector<ProviderHints> hints;
     for (HintProvider* provider : providers_) {
       hints.push_back(provider->GetTopologyHints(pod, *container));

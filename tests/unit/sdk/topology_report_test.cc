@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "kdp/topology.h"
 #include "nlohmann/json.hpp"
+#include "tests/testing/topology_files.h"
 
 namespace kdp {
 namespace {
@@ -15,18 +16,11 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::string TopologyFile(const std::string& name) {
-  return std::string(KDP_SOURCE_DIR) + "/tests/data/topologies/" + name;
-}
-
-std::string EightGpuFile() {
-  return std::string(KDP_SOURCE_DIR) + "/examples/gpu-plugin/topologies/dual-socket-8gpu.xml";
-}
+using ::kdp::testing::EightGpuFile;
+using ::kdp::testing::TopologyFile;
 
 std::unique_ptr<Topology> Load(const std::string& path) {
-  absl::StatusOr<std::unique_ptr<Topology>> topology = Topology::FromXmlFile(path);
-  EXPECT_TRUE(topology.ok()) << topology.status();
-  return topology.ok() ? std::move(topology).value() : nullptr;
+  return ::kdp::testing::LoadTopology(path);
 }
 
 nlohmann::json Json(const Topology& topology) {

@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "sdk/src/pci_locality.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/testing/topology_files.h"
 
 namespace kdp {
 
@@ -32,18 +33,11 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-std::string TopologyFile(const std::string& name) {
-  return std::string(KDP_SOURCE_DIR) + "/tests/data/topologies/" + name;
-}
-
-std::string EightGpuFile() {
-  return std::string(KDP_SOURCE_DIR) + "/examples/gpu-plugin/topologies/dual-socket-8gpu.xml";
-}
+using ::kdp::testing::EightGpuFile;
+using ::kdp::testing::TopologyFile;
 
 std::unique_ptr<Topology> Load(const std::string& path) {
-  absl::StatusOr<std::unique_ptr<Topology>> topology = Topology::FromXmlFile(path);
-  EXPECT_TRUE(topology.ok()) << topology.status();
-  return topology.ok() ? std::move(topology).value() : nullptr;
+  return ::kdp::testing::LoadTopology(path);
 }
 
 PciAddress Address(const std::string& text) {
