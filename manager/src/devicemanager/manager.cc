@@ -361,11 +361,8 @@ ProviderHints DeviceManager::GetTopologyHints(const Pod& pod, const Container& c
 ProviderHints DeviceManager::GetPodTopologyHints(const Pod& pod) {
   CollectIfStale();
   std::set<std::string> resources;
-  for (const Container& c : pod.init_containers) {
-    for (const auto& [resource, count] : c.extended_resources) resources.insert(resource);
-  }
-  for (const Container& c : pod.containers) {
-    for (const auto& [resource, count] : c.extended_resources) resources.insert(resource);
+  for (const Container* c : ContainersInAdmissionOrder(pod)) {
+    for (const auto& [resource, count] : c->extended_resources) resources.insert(resource);
   }
   ProviderHints hints;
   for (const std::string& resource : resources) {

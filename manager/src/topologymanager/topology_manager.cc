@@ -8,15 +8,6 @@
 #include "manager/src/devicemanager/errors.h"
 
 namespace kdp::manager {
-namespace {
-
-std::string HintText(const TopologyHint& hint) {
-  return absl::StrCat(hint.numa_affinity.has_value() ? hint.numa_affinity->ToString() : "<nil>",
-                      hint.preferred ? " preferred" : " not preferred");
-}
-
-}  // namespace
-
 const char* TopologyScopeName(TopologyScope scope) {
   return scope == TopologyScope::kPod ? "pod" : "container";
 }
@@ -34,10 +25,6 @@ absl::StatusOr<TopologyManager> TopologyManager::Create(TopologyManagerConfig co
                                                         std::vector<HintProvider*> providers) {
   KDP_RETURN_IF_ERROR(ValidateNumaInfo(config.policy, config.options, config.numa));
   return TopologyManager(std::move(config), std::move(providers));
-}
-
-PolicyDecision TopologyManager::Decide(const std::vector<ProviderHints>& hints) const {
-  return Merge(config_.policy, config_.options, config_.numa, hints);
 }
 
 TopologyAdmission TopologyManager::Admit(const Pod& pod) {
@@ -71,9 +58,9 @@ TopologyAdmission TopologyManager::Admit(const Pod& pod) {
   if (config_.scope == TopologyScope::kPod) {
     std::vector<ProviderHints> hints;
     for (HintProvider* provider : providers_) hints.push_back(provider->GetPodTopologyHints(pod));
-    const PolicyDecision decision = Decide(hints);
+    const PolicyDecision decision = Merge(config_.policy, config_.options, config_.numa, hints);
     KDP_LOG_INFO("Topology manager: pod's best hint", "pod", pod_name, "hint",
-                 HintText(decision.best), "admit", decision.admit);
+                 decision.best.ToString(), "admit", decision.admit);
     if (!decision.admit) {
       reject_affinity("");
       return result;
@@ -91,9 +78,9 @@ TopologyAdmission TopologyManager::Admit(const Pod& pod) {
     for (HintProvider* provider : providers_) {
       hints.push_back(provider->GetTopologyHints(pod, *container));
     }
-    const PolicyDecision decision = Decide(hints);
+    const PolicyDecision decision = Merge(config_.policy, config_.options, config_.numa, hints);
     KDP_LOG_INFO("Topology manager: container's best hint", "pod", pod_name, "containerName",
-                 container->name, "hint", HintText(decision.best), "admit", decision.admit);
+                 container->name, "hint", decision.best.ToString(), "admit", decision.admit);
     // As upstream: a rejected container stores no hint.
     if (!decision.admit) {
       reject_affinity(container->name);

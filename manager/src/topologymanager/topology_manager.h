@@ -85,8 +85,6 @@ class TopologyManager {
   TopologyManager(TopologyManagerConfig config, std::vector<HintProvider*> providers)
       : config_(std::move(config)), providers_(std::move(providers)) {}
 
-  PolicyDecision Decide(const std::vector<ProviderHints>& hints) const;
-
   TopologyManagerConfig config_;
   std::vector<HintProvider*> providers_;
 };
