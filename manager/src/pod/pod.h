@@ -25,6 +25,24 @@ enum class ContainerKind {
   kApp,      // spec.containers[i]
 };
 
+// container.resources.claims[]: a claim of the pod (by its pod-level name) the container uses,
+// optionally only one request of it.
+struct ContainerClaim {
+  std::string name;     // a pod.spec.resourceClaims[].name
+  std::string request;  // empty: every request of the claim
+
+  friend bool operator==(const ContainerClaim&, const ContainerClaim&) = default;
+};
+
+// pod.spec.resourceClaims[]: exactly one of the two sources is set.
+struct PodResourceClaim {
+  std::string name;                          // unique within the pod
+  std::string resource_claim_name;           // resourceClaimName: an existing claim
+  std::string resource_claim_template_name;  // resourceClaimTemplateName: a claim per pod
+
+  friend bool operator==(const PodResourceClaim&, const PodResourceClaim&) = default;
+};
+
 struct Container {
   std::string name;
   ContainerKind kind = ContainerKind::kApp;
@@ -34,6 +52,8 @@ struct Container {
   // Every other resource limit as written in the manifest (cpu, memory, hugepages-<size>,
   // ephemeral-storage), e.g. {"cpu": "500m"}.
   std::map<std::string, std::string> other_limits;
+  // resources.claims in manifest order.
+  std::vector<ContainerClaim> claims = {};
 
   friend bool operator==(const Container&, const Container&) = default;
 };
@@ -47,6 +67,11 @@ struct Pod {
   std::vector<Container> init_containers;
   // spec.containers in manifest order; kind kApp.
   std::vector<Container> containers;
+  // spec.resourceClaims in manifest order.
+  std::vector<PodResourceClaim> resource_claims = {};
+  // status.resourceClaimStatuses: pod claim name → the name of the claim generated for this pod
+  // from its template (set at admission, as the resourceclaim controller does).
+  std::map<std::string, std::string> resource_claim_statuses = {};
 
   friend bool operator==(const Pod&, const Pod&) = default;
 };

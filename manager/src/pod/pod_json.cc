@@ -71,10 +71,19 @@ Json ContainersToJson(const std::vector<Container>& containers) {
     for (const auto& [key, limit] : container.other_limits) {
       other[ValidUtf8(key)] = ValidUtf8(limit);
     }
-    list.push_back(Json::object({{"name", ValidUtf8(container.name)},
-                                 {"kind", KindName(container.kind)},
-                                 {"extendedResources", std::move(extended)},
-                                 {"otherLimits", std::move(other)}}));
+    Json entry = Json::object({{"name", ValidUtf8(container.name)},
+                               {"kind", KindName(container.kind)},
+                               {"extendedResources", std::move(extended)},
+                               {"otherLimits", std::move(other)}});
+    // Only when present, so that pods written before DRA read the same.
+    if (!container.claims.empty()) {
+      Json claims = Json::array();
+      for (const ContainerClaim& claim : container.claims) {
+        claims.push_back({{"name", ValidUtf8(claim.name)}, {"request", ValidUtf8(claim.request)}});
+      }
+      entry["claims"] = std::move(claims);
+    }
+    list.push_back(std::move(entry));
   }
   return list;
 }
@@ -96,6 +105,32 @@ class Decoder {
     KDP_ASSIGN_OR_RETURN(pod.uid, NonEmptyString(json, path, "uid"));
     KDP_ASSIGN_OR_RETURN(pod.init_containers, ReadContainers(json, path, "initContainers"));
     KDP_ASSIGN_OR_RETURN(pod.containers, ReadContainers(json, path, "containers"));
+    if (json.contains("resourceClaims")) {
+      KDP_ASSIGN_OR_RETURN(const Json* claims,
+                           Field(json, path, "resourceClaims", &Json::is_array, "an array"));
+      for (std::size_t i = 0; i < claims->size(); ++i) {
+        const std::string item = absl::StrCat(Join(path, "resourceClaims"), "[", i, "]");
+        const Json& claim = (*claims)[i];
+        if (!claim.is_object()) return Error(item, "must be an object");
+        PodResourceClaim out;
+        KDP_ASSIGN_OR_RETURN(out.name, NonEmptyString(claim, item, "name"));
+        KDP_ASSIGN_OR_RETURN(out.resource_claim_name, String(claim, item, "resourceClaimName"));
+        KDP_ASSIGN_OR_RETURN(out.resource_claim_template_name,
+                             String(claim, item, "resourceClaimTemplateName"));
+        pod.resource_claims.push_back(std::move(out));
+      }
+    }
+    if (json.contains("resourceClaimStatuses")) {
+      KDP_ASSIGN_OR_RETURN(const Json* statuses, Field(json, path, "resourceClaimStatuses",
+                                                       &Json::is_object, "an object"));
+      for (const auto& [name, value] : statuses->items()) {
+        if (!value.is_string()) {
+          return Error(absl::StrCat(Join(path, "resourceClaimStatuses"), "[", name, "]"),
+                       "must be a string");
+        }
+        pod.resource_claim_statuses.emplace(name, value.get<std::string>());
+      }
+    }
     return pod;
   }
 
@@ -121,6 +156,14 @@ class Decoder {
     if (value->get_ref<const std::string&>().empty()) {
       return Error(Join(path, key), "must be non-empty");
     }
+    return value->get<std::string>();
+  }
+
+  // object[key] when it is a string; absent is "".
+  absl::StatusOr<std::string> String(const Json& object, const std::string& path,
+                                     std::string_view key) const {
+    if (!object.contains(key)) return std::string();
+    KDP_ASSIGN_OR_RETURN(const Json* value, Field(object, path, key, &Json::is_string, "a string"));
     return value->get<std::string>();
   }
 
@@ -181,6 +224,18 @@ class Decoder {
       }
       container.other_limits.emplace(name, value.get<std::string>());
     }
+    if (json.contains("claims")) {
+      KDP_ASSIGN_OR_RETURN(const Json* claims,
+                           Field(json, path, "claims", &Json::is_array, "an array"));
+      for (std::size_t i = 0; i < claims->size(); ++i) {
+        const std::string item = absl::StrCat(Join(path, "claims"), "[", i, "]");
+        if (!(*claims)[i].is_object()) return Error(item, "must be an object");
+        ContainerClaim claim;
+        KDP_ASSIGN_OR_RETURN(claim.name, NonEmptyString((*claims)[i], item, "name"));
+        KDP_ASSIGN_OR_RETURN(claim.request, String((*claims)[i], item, "request"));
+        container.claims.push_back(std::move(claim));
+      }
+    }
     return container;
   }
 
@@ -191,11 +246,30 @@ class Decoder {
 }  // namespace
 
 nlohmann::json PodToJson(const Pod& pod) {
-  return Json::object({{"namespace", ValidUtf8(pod.namespace_)},
-                       {"name", ValidUtf8(pod.name)},
-                       {"uid", ValidUtf8(pod.uid)},
-                       {"initContainers", ContainersToJson(pod.init_containers)},
-                       {"containers", ContainersToJson(pod.containers)}});
+  Json json = Json::object({{"namespace", ValidUtf8(pod.namespace_)},
+                            {"name", ValidUtf8(pod.name)},
+                            {"uid", ValidUtf8(pod.uid)},
+                            {"initContainers", ContainersToJson(pod.init_containers)},
+                            {"containers", ContainersToJson(pod.containers)}});
+  // DRA fields only when used, so that the records of pods without claims are unchanged.
+  if (!pod.resource_claims.empty()) {
+    Json claims = Json::array();
+    for (const PodResourceClaim& claim : pod.resource_claims) {
+      claims.push_back(
+          {{"name", ValidUtf8(claim.name)},
+           {"resourceClaimName", ValidUtf8(claim.resource_claim_name)},
+           {"resourceClaimTemplateName", ValidUtf8(claim.resource_claim_template_name)}});
+    }
+    json["resourceClaims"] = std::move(claims);
+  }
+  if (!pod.resource_claim_statuses.empty()) {
+    Json statuses = Json::object();
+    for (const auto& [name, claim] : pod.resource_claim_statuses) {
+      statuses[ValidUtf8(name)] = ValidUtf8(claim);
+    }
+    json["resourceClaimStatuses"] = std::move(statuses);
+  }
+  return json;
 }
 
 absl::StatusOr<Pod> PodFromJson(const nlohmann::json& json, std::string_view source,

@@ -163,6 +163,7 @@ struct RawContainer {
   std::optional<std::string> restart_policy;
   std::map<std::string, QuantityField> limits;
   std::map<std::string, QuantityField> requests;
+  std::vector<ContainerClaim> claims;  // resources.claims
 };
 
 using Fields = std::map<std::string, YAML::Node>;
@@ -287,7 +288,31 @@ class Decoder {
                          ResourceList(Get(resources, "limits"), resources_path + ".limits"));
     KDP_ASSIGN_OR_RETURN(c.requests,
                          ResourceList(Get(resources, "requests"), resources_path + ".requests"));
+    const std::string claims_path = resources_path + ".claims";
+    KDP_ASSIGN_OR_RETURN(std::vector<YAML::Node> claims,
+                         List(Get(resources, "claims"), claims_path));
+    for (std::size_t i = 0; i < claims.size(); ++i) {
+      const std::string item = absl::StrCat(claims_path, "[", i, "]");
+      KDP_ASSIGN_OR_RETURN(Fields claim, Mapping(claims[i], item));
+      ContainerClaim out;
+      KDP_ASSIGN_OR_RETURN(out.name, StringOrEmpty(Get(claim, "name"), item + ".name"));
+      KDP_ASSIGN_OR_RETURN(out.request, StringOrEmpty(Get(claim, "request"), item + ".request"));
+      c.claims.push_back(std::move(out));
+    }
     return c;
+  }
+
+  // spec.resourceClaims[i].
+  absl::StatusOr<PodResourceClaim> ResourceClaim(const YAML::Node& node, const std::string& path) {
+    KDP_ASSIGN_OR_RETURN(Fields fields, Mapping(node, path));
+    PodResourceClaim out;
+    KDP_ASSIGN_OR_RETURN(out.name, StringOrEmpty(Get(fields, "name"), path + ".name"));
+    KDP_ASSIGN_OR_RETURN(out.resource_claim_name, StringOrEmpty(Get(fields, "resourceClaimName"),
+                                                                path + ".resourceClaimName"));
+    KDP_ASSIGN_OR_RETURN(out.resource_claim_template_name,
+                         StringOrEmpty(Get(fields, "resourceClaimTemplateName"),
+                                       path + ".resourceClaimTemplateName"));
+    return out;
   }
 
  private:
@@ -308,6 +333,11 @@ class FieldErrors {
   }
   void Duplicate(std::string_view path, std::string_view value) {
     Add(absl::StrCat(std::string(path), ": Duplicate value: ", GoQuote(value)));
+  }
+  // field.NotFound with a detail, as validateResourceClaimNames words it.
+  void NotFound(std::string_view path, std::string_view value, std::string_view detail) {
+    Add(absl::StrCat(std::string(path), ": Not found: ", GoQuote(value), ": ",
+                     std::string(detail)));
   }
   void NotSupported(std::string_view path, std::string_view value, std::string_view supported) {
     Add(absl::StrCat(std::string(path), ": Unsupported value: ", GoQuote(value),
@@ -403,8 +433,76 @@ void ValidateResources(const RawContainer& raw, Container* out, FieldErrors* err
 
 // Validates one container; `names` holds the names taken so far (upstream checks app containers
 // among themselves first, then each init container against all app and earlier init ones).
+// validateResourceClaimNames: each container claim names a pod claim, once per (claim, request).
+void ValidateContainerClaims(const RawContainer& raw, const std::set<std::string>& pod_claims,
+                             Container* out, FieldErrors* errs) {
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < raw.claims.size(); ++i) {
+    const ContainerClaim& claim = raw.claims[i];
+    const std::string path = absl::StrCat(raw.path, ".resources.claims[", i, "]");
+    if (claim.name.empty()) {
+      errs->Required(path);
+      continue;
+    }
+    const std::string key =
+        claim.request.empty() ? claim.name : absl::StrCat(claim.name, "/", claim.request);
+    if (!seen.insert(key).second) errs->Duplicate(path, key);
+    if (!pod_claims.contains(claim.name)) {
+      errs->NotFound(path, claim.name,
+                     pod_claims.empty()
+                         ? "must be one of the names in pod.spec.resourceClaims which is empty"
+                         : absl::StrCat("must be one of the names in pod.spec.resourceClaims: ",
+                                        absl::StrJoin(pod_claims, ", ")));
+    }
+    if (!claim.request.empty()) {
+      for (const std::string& msg : Dns1123LabelErrors(claim.request)) {
+        errs->Invalid(path + ".request", claim.request, msg);
+      }
+    }
+    out->claims.push_back(claim);
+  }
+}
+
+// validatePodResourceClaims: unique DNS-label names, exactly one source each.
+void ValidatePodResourceClaims(const std::vector<PodResourceClaim>& claims, Pod* pod,
+                               FieldErrors* errs) {
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < claims.size(); ++i) {
+    const PodResourceClaim& claim = claims[i];
+    const std::string path = absl::StrCat("spec.resourceClaims[", i, "]");
+    if (claim.name.empty()) {
+      errs->Required(path + ".name");
+    } else {
+      for (const std::string& msg : Dns1123LabelErrors(claim.name)) {
+        errs->Invalid(path + ".name", claim.name, msg);
+      }
+      if (!names.insert(claim.name).second) errs->Duplicate(path + ".name", claim.name);
+    }
+    const bool by_name = !claim.resource_claim_name.empty();
+    const bool by_template = !claim.resource_claim_template_name.empty();
+    if (by_name && by_template) {
+      errs->Invalid(
+          path, "",
+          "at most one of `resourceClaimName` or `resourceClaimTemplateName` may be specified");
+    } else if (!by_name && !by_template) {
+      errs->Invalid(path, claim.name,
+                    "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`");
+    }
+    for (const std::string* name :
+         {&claim.resource_claim_name, &claim.resource_claim_template_name}) {
+      if (name->empty()) continue;
+      for (const std::string& msg : Dns1123SubdomainErrors(*name)) {
+        errs->Invalid(path + (name == &claim.resource_claim_name ? ".resourceClaimName"
+                                                                 : ".resourceClaimTemplateName"),
+                      *name, msg);
+      }
+    }
+    pod->resource_claims.push_back(claim);
+  }
+}
+
 Container ValidateContainer(const RawContainer& raw, std::set<std::string>* names,
-                            FieldErrors* errs) {
+                            const std::set<std::string>& pod_claims, FieldErrors* errs) {
   Container out;
   out.name = raw.name;
   out.kind = raw.kind;
@@ -425,6 +523,7 @@ Container ValidateContainer(const RawContainer& raw, std::set<std::string>* name
     }
   }
   ValidateResources(raw, &out, errs);
+  ValidateContainerClaims(raw, pod_claims, &out, errs);
   return out;
 }
 
@@ -493,6 +592,14 @@ absl::StatusOr<Pod> DecodeAndValidate(const YAML::Node& root, const std::string&
         d.Container(inits[i], absl::StrCat("spec.initContainers[", i, "]"), ContainerKind::kInit));
     raw_inits.push_back(std::move(c));
   }
+  std::vector<PodResourceClaim> raw_claims;
+  KDP_ASSIGN_OR_RETURN(std::vector<YAML::Node> claims,
+                       d.List(Get(spec, "resourceClaims"), "spec.resourceClaims"));
+  for (std::size_t i = 0; i < claims.size(); ++i) {
+    KDP_ASSIGN_OR_RETURN(PodResourceClaim claim,
+                         d.ResourceClaim(claims[i], absl::StrCat("spec.resourceClaims[", i, "]")));
+    raw_claims.push_back(std::move(claim));
+  }
 
   FieldErrors errs;
   Pod pod;
@@ -520,11 +627,15 @@ absl::StatusOr<Pod> DecodeAndValidate(const YAML::Node& root, const std::string&
   pod.uid = uid.empty() ? GeneratePodUid() : uid;
 
   if (raw_apps.empty()) errs.Required("spec.containers");
+  ValidatePodResourceClaims(raw_claims, &pod, &errs);
+  std::set<std::string> pod_claims;
+  for (const PodResourceClaim& claim : pod.resource_claims) pod_claims.insert(claim.name);
   std::set<std::string> names;
-  for (const RawContainer& raw : raw_apps)
-    pod.containers.push_back(ValidateContainer(raw, &names, &errs));
+  for (const RawContainer& raw : raw_apps) {
+    pod.containers.push_back(ValidateContainer(raw, &names, pod_claims, &errs));
+  }
   for (const RawContainer& raw : raw_inits) {
-    pod.init_containers.push_back(ValidateContainer(raw, &names, &errs));
+    pod.init_containers.push_back(ValidateContainer(raw, &names, pod_claims, &errs));
   }
 
   if (!errs.empty()) {
@@ -556,6 +667,14 @@ absl::StatusOr<Pod> ParsePodManifest(std::string_view text, std::string_view sou
   } catch (const YAML::Exception& e) {
     // The decoder only calls non-throwing accessors; this keeps a yaml-cpp surprise an error.
     return absl::InvalidArgumentError(absl::StrCat(src, ": ", e.what()));
+  }
+}
+
+absl::StatusOr<Pod> ParsePodManifestDocument(const YAML::Node& document, std::string_view source) {
+  try {
+    return DecodeAndValidate(document, std::string(source));
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(std::string(source), ": ", e.what()));
   }
 }
 

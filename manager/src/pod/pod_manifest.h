@@ -26,6 +26,8 @@
 #ifndef KDP_MANAGER_SRC_POD_POD_MANIFEST_H_
 #define KDP_MANAGER_SRC_POD_POD_MANIFEST_H_
 
+#include <yaml-cpp/yaml.h>
+
 #include <string>
 #include <string_view>
 
@@ -44,6 +46,11 @@ namespace kdp::manager {
 //     several rules are broken, each error "<field path>: <API server text>".
 // Borrowed arguments are read during the call only.
 [[nodiscard]] absl::StatusOr<Pod> ParsePodManifest(std::string_view text, std::string_view source);
+
+// The same for one document of a multi-document manifest already loaded by yaml-cpp (kdpctl
+// apply -f with several documents): `source` names the file and the document.
+[[nodiscard]] absl::StatusOr<Pod> ParsePodManifestDocument(const YAML::Node& document,
+                                                           std::string_view source);
 
 // A random (version 4, RFC 4122 variant) UUID in lower-case 8-4-4-4-12 form, the form the API
 // server gives metadata.uid.

@@ -4,6 +4,7 @@
 // (full gRPC name, request/response types, streaming), every message of each package, and every
 // field's name, number, type and label, in both directions (nothing missing, nothing extra).
 // A few byte-exact encodings pin what the descriptors cannot show on their own.
+#include <deque>
 #include <set>
 #include <string>
 #include <vector>
@@ -12,6 +13,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "deviceplugin/v1beta1/api.pb.h"
+#include "dra/v1/api.pb.h"
+#include "dra/v1beta1/api.pb.h"
+#include "drahealth/v1alpha1/api.pb.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/descriptor.pb.h"
@@ -166,6 +170,74 @@ const std::vector<MessageSpec>& PluginRegistrationMessages() {
   return *kMessages;
 }
 
+// A string that lives as long as the process, for the tables' `const char*` fields (a deque
+// never moves its elements).
+const char* Intern(std::string text) {
+  static auto* const kStrings = new std::deque<std::string>;
+  kStrings->push_back(std::move(text));
+  return kStrings->back().c_str();
+}
+
+// dra.md §1.3: the DRA kubelet plugin API; v1beta1 and v1 share every message, v1 adds
+// Device.share_id (1.35+). Map value types are written out with the package.
+std::vector<MethodSpec> DraMethods(const std::string& package) {
+  return {
+      {"DRAPlugin", "NodePrepareResources", "NodePrepareResourcesRequest",
+       "NodePrepareResourcesResponse", false,
+       Intern(absl::StrCat("/", package, ".DRAPlugin/NodePrepareResources"))},
+      {"DRAPlugin", "NodeUnprepareResources", "NodeUnprepareResourcesRequest",
+       "NodeUnprepareResourcesResponse", false,
+       Intern(absl::StrCat("/", package, ".DRAPlugin/NodeUnprepareResources"))},
+  };
+}
+
+std::vector<MessageSpec> DraMessages(const std::string& package, bool with_share_id) {
+  std::vector<FieldSpec> device = {{"request_names", 1, "string", kR},
+                                   {"pool_name", 2, "string", kS},
+                                   {"device_name", 3, "string", kS},
+                                   {"cdi_device_ids", 4, "string", kR}};
+  if (with_share_id) device.push_back({"share_id", 5, "string", kO});
+  return {
+      {"NodePrepareResourcesRequest", {{"claims", 1, "Claim", kR}}},
+      {"NodePrepareResourcesResponse",
+       {{"claims", 1, Intern(absl::StrCat("map<string,", package, ".NodePrepareResourceResponse>")),
+         kM}}},
+      {"NodePrepareResourceResponse", {{"devices", 1, "Device", kR}, {"error", 2, "string", kS}}},
+      {"Device", device},
+      {"NodeUnprepareResourcesRequest", {{"claims", 1, "Claim", kR}}},
+      {"NodeUnprepareResourcesResponse",
+       {{"claims", 1,
+         Intern(absl::StrCat("map<string,", package, ".NodeUnprepareResourceResponse>")), kM}}},
+      {"NodeUnprepareResourceResponse", {{"error", 1, "string", kS}}},
+      {"Claim",
+       {{"namespace", 1, "string", kS}, {"uid", 2, "string", kS}, {"name", 3, "string", kS}}},
+  };
+}
+
+// dra.md §1.5: the DRA resource health API v1alpha1 (proto package `v1alpha1`).
+const std::vector<MethodSpec>& DraHealthMethods() {
+  static const auto* const kMethods = new std::vector<MethodSpec>{
+      {"DRAResourceHealth", "NodeWatchResources", "NodeWatchResourcesRequest",
+       "NodeWatchResourcesResponse", true, "/v1alpha1.DRAResourceHealth/NodeWatchResources"},
+  };
+  return *kMethods;
+}
+
+const std::vector<MessageSpec>& DraHealthMessages() {
+  static const auto* const kMessages = new std::vector<MessageSpec>{
+      {"NodeWatchResourcesRequest", {}},
+      {"NodeWatchResourcesResponse", {{"devices", 1, "DeviceHealth", kR}}},
+      {"DeviceIdentifier", {{"pool_name", 1, "string", kS}, {"device_name", 2, "string", kS}}},
+      {"DeviceHealth",
+       {{"device", 1, "DeviceIdentifier", kS},
+        {"health", 2, "HealthStatus", kS},
+        {"last_updated_time", 3, "int64", kS},
+        {"health_check_timeout_seconds", 4, "int64", kS},
+        {"message", 5, "string", kS}}},
+  };
+  return *kMessages;
+}
+
 // §1.3 Pod resources API v1 (proto package `v1`).
 const std::vector<MethodSpec>& PodResourcesMethods() {
   static const auto* const kMethods = new std::vector<MethodSpec>{
@@ -242,6 +314,7 @@ std::string ExpectedType(absl::string_view package, absl::string_view type) {
 
 std::string ValueTypeName(const FieldDescriptor* field) {
   if (field->type() == FieldDescriptor::TYPE_MESSAGE) return field->message_type()->full_name();
+  if (field->type() == FieldDescriptor::TYPE_ENUM) return field->enum_type()->full_name();
   return FieldDescriptor::TypeName(field->type());
 }
 
@@ -262,14 +335,15 @@ Label ActualLabel(const FieldDescriptor* field) {
   return Label::kSingular;
 }
 
+// `enums`: how many top-level enums the file declares (only the DRA health API has one).
 void ExpectPackage(const FileDescriptor* file, absl::string_view package,
-                   absl::string_view go_package) {
+                   absl::string_view go_package, int enums = 0) {
   ASSERT_NE(file, nullptr);
   EXPECT_EQ(file->package(), std::string(package)) << file->name();
   // Not on the wire, but it names the upstream Go package the file mirrors.
   EXPECT_EQ(file->options().go_package(), std::string(go_package)) << file->name();
   EXPECT_EQ(file->syntax(), FileDescriptor::SYNTAX_PROTO3) << file->name();
-  EXPECT_EQ(file->enum_type_count(), 0) << file->name();
+  EXPECT_EQ(file->enum_type_count(), enums) << file->name();
   EXPECT_EQ(file->extension_count(), 0) << file->name();
 }
 
@@ -357,6 +431,11 @@ const FileDescriptor* PluginRegistrationFile() {
   return pluginregistration::PluginInfo::descriptor()->file();
 }
 const FileDescriptor* PodResourcesFile() { return v1::PodResources::descriptor()->file(); }
+namespace drav1 = ::k8s::io::kubelet::pkg::apis::dra::v1;
+namespace drav1beta1 = ::k8s::io::kubelet::pkg::apis::dra::v1beta1;
+const FileDescriptor* DraV1File() { return drav1::Claim::descriptor()->file(); }
+const FileDescriptor* DraV1beta1File() { return drav1beta1::Claim::descriptor()->file(); }
+const FileDescriptor* DraHealthFile() { return v1alpha1::DeviceHealth::descriptor()->file(); }
 
 std::string Hex(absl::string_view bytes) { return absl::BytesToHexString(bytes); }
 
@@ -365,6 +444,11 @@ TEST(WireContract, FilesAreProto3InTheirDocumentedPackages) {
   ExpectPackage(PluginRegistrationFile(), "pluginregistration",
                 "k8s.io/kubelet/pkg/apis/pluginregistration/v1");
   ExpectPackage(PodResourcesFile(), "v1", "k8s.io/kubelet/pkg/apis/podresources/v1");
+  ExpectPackage(DraV1File(), "k8s.io.kubelet.pkg.apis.dra.v1", "k8s.io/kubelet/pkg/apis/dra/v1");
+  ExpectPackage(DraV1beta1File(), "k8s.io.kubelet.pkg.apis.dra.v1beta1",
+                "k8s.io/kubelet/pkg/apis/dra/v1beta1");
+  ExpectPackage(DraHealthFile(), "v1alpha1", "k8s.io/kubelet/pkg/apis/dra-health/v1alpha1",
+                /*enums=*/1);
 }
 
 TEST(WireContract, FilesAreInTheGeneratedPool) {
@@ -375,6 +459,13 @@ TEST(WireContract, FilesAreInTheGeneratedPool) {
             PluginRegistrationFile()->FindServiceByName("Registration"));
   EXPECT_EQ(pool->FindServiceByName("v1.PodResourcesLister"),
             PodResourcesFile()->FindServiceByName("PodResourcesLister"));
+  EXPECT_EQ(pool->FindServiceByName("k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin"),
+            DraV1File()->FindServiceByName("DRAPlugin"));
+  EXPECT_EQ(pool->FindServiceByName("k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin"),
+            DraV1beta1File()->FindServiceByName("DRAPlugin"));
+  // The advertised health service name is the gRPC service's full name.
+  EXPECT_EQ(pool->FindServiceByName("v1alpha1.DRAResourceHealth"),
+            DraHealthFile()->FindServiceByName("DRAResourceHealth"));
 }
 
 TEST(WireContract, DevicePluginServicesMatchReference) {
@@ -399,6 +490,71 @@ TEST(WireContract, PodResourcesServicesMatchReference) {
 
 TEST(WireContract, PodResourcesMessagesMatchReference) {
   ExpectMessages(PodResourcesFile(), PodResourcesMessages());
+}
+
+TEST(WireContract, DraV1ServicesMatchReference) {
+  ExpectMethods(DraV1File(), DraMethods("k8s.io.kubelet.pkg.apis.dra.v1"));
+}
+
+TEST(WireContract, DraV1MessagesMatchReference) {
+  ExpectMessages(DraV1File(), DraMessages("k8s.io.kubelet.pkg.apis.dra.v1", true));
+}
+
+TEST(WireContract, DraV1beta1ServicesMatchReference) {
+  ExpectMethods(DraV1beta1File(), DraMethods("k8s.io.kubelet.pkg.apis.dra.v1beta1"));
+}
+
+TEST(WireContract, DraV1beta1MessagesMatchReference) {
+  ExpectMessages(DraV1beta1File(), DraMessages("k8s.io.kubelet.pkg.apis.dra.v1beta1", false));
+}
+
+TEST(WireContract, DraHealthServicesMatchReference) {
+  ExpectMethods(DraHealthFile(), DraHealthMethods());
+}
+
+TEST(WireContract, DraHealthMessagesMatchReference) {
+  ExpectMessages(DraHealthFile(), DraHealthMessages());
+}
+
+TEST(WireContract, DraHealthStatusValuesMatchReference) {
+  const auto* status = DraHealthFile()->FindEnumTypeByName("HealthStatus");
+  ASSERT_NE(status, nullptr);
+  ASSERT_EQ(status->value_count(), 3);
+  EXPECT_EQ(status->FindValueByName("UNKNOWN")->number(), 0);
+  EXPECT_EQ(status->FindValueByName("HEALTHY")->number(), 1);
+  EXPECT_EQ(status->FindValueByName("UNHEALTHY")->number(), 2);
+}
+
+// The two DRA versions carry identical bytes for everything v1beta1 has: a kubelet may speak
+// either to the same driver.
+TEST(WireContract, DraPrepareResponseEncodesExactlyInBothVersions) {
+  drav1::NodePrepareResourcesResponse v1_response;
+  drav1::Device* device = (*v1_response.mutable_claims())["u"].add_devices();
+  device->add_request_names("r");
+  device->set_pool_name("p");
+  device->set_device_name("d");
+  device->add_cdi_device_ids("v/c=x");
+  const std::string expected =
+      "0a1a"    // claims (1): map entry
+      "0a0175"  // key (1) "u"
+      "1215"    // value (2): NodePrepareResourceResponse
+      "0a13"    // devices (1)
+      "0a0172"  // request_names (1) "r"
+      "120170"  // pool_name (2) "p"
+      "1a0164"  // device_name (3) "d"
+      "2205" +  // cdi_device_ids (4)
+      Hex("v/c=x");
+  EXPECT_EQ(Hex(v1_response.SerializeAsString()), expected);
+  drav1beta1::NodePrepareResourcesResponse v1beta1_response;
+  ASSERT_TRUE(v1beta1_response.ParseFromString(v1_response.SerializeAsString()));
+  EXPECT_EQ(Hex(v1beta1_response.SerializeAsString()), expected);
+}
+
+TEST(WireContract, DraDeviceShareIdHasPresence) {
+  drav1::Device device;
+  EXPECT_FALSE(device.has_share_id());
+  device.set_share_id("");
+  EXPECT_EQ(Hex(device.SerializeAsString()), "2a00");
 }
 
 TEST(WireContract, DynamicResourceClassNameIsReserved) {

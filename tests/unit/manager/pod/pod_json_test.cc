@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "manager/src/pod/pod.h"
 #include "nlohmann/json.hpp"
@@ -331,6 +332,47 @@ TEST(PodJson, RejectsWhatItWritesForAPodBreakingTheModel) {
   pod.containers[0].kind = static_cast<ContainerKind>(7);
   EXPECT_EQ(ErrorOf(PodToJson(pod)),
             R"(pods.json: pods[3].containers[0].kind: must be one of "init", "sidecar", "app")");
+}
+
+}  // namespace
+}  // namespace kdp::manager
+
+namespace kdp::manager {
+namespace {
+
+TEST(PodJsonClaims, RoundTripsPodAndContainerClaimsAndStatuses) {
+  Pod pod = SamplePod();
+  pod.resource_claims = {
+      {.name = "gpus", .resource_claim_name = "", .resource_claim_template_name = "two-gpus"},
+      {.name = "shared", .resource_claim_name = "shared-gpu", .resource_claim_template_name = ""}};
+  pod.resource_claim_statuses = {{"gpus", "trainer-gpus-x7k2p"}};
+  pod.containers[0].claims = {{.name = "gpus", .request = ""},
+                              {.name = "shared", .request = "big"}};
+  absl::StatusOr<Pod> read = ThroughText(pod);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(*read, pod);
+}
+
+TEST(PodJsonClaims, PodsWithoutClaimsKeepTheirFormerRecord) {
+  // The DRA keys appear only when used: a pod record written before them reads the same.
+  const std::string text = PodToJson(SamplePod()).dump();
+  EXPECT_EQ(text.find("resourceClaims"), std::string::npos);
+  EXPECT_EQ(text.find("claims"), std::string::npos);
+}
+
+TEST(PodJsonClaims, RejectsMalformedClaimsWithTheirPath) {
+  nlohmann::json json = PodToJson(SamplePod());
+  json["resourceClaims"] = nlohmann::json::array({{{"name", ""}}});
+  absl::StatusOr<Pod> read = PodFromJson(json, "pods.json", "");
+  ASSERT_FALSE(read.ok());
+  EXPECT_THAT(std::string(read.status().message()),
+              ::testing::HasSubstr("resourceClaims[0].name: must be non-empty"));
+  json = PodToJson(SamplePod());
+  json["containers"][0]["claims"] = nlohmann::json::array({{{"name", "a"}, {"request", 3}}});
+  read = PodFromJson(json, "pods.json", "");
+  ASSERT_FALSE(read.ok());
+  EXPECT_THAT(std::string(read.status().message()),
+              ::testing::HasSubstr("containers[0].claims[0].request: must be a string"));
 }
 
 }  // namespace

@@ -329,3 +329,107 @@ TEST(ParsePodManifest, PrefixesErrorsWithSource) {
 
 }  // namespace
 }  // namespace kdp::manager
+
+namespace kdp::manager {
+namespace {
+
+constexpr char kClaimsSpec[] =
+    "  resourceClaims:\n"
+    "  - name: gpus\n"
+    "    resourceClaimTemplateName: two-gpus\n"
+    "  - name: shared\n"
+    "    resourceClaimName: shared-gpu\n";
+
+TEST(ParsePodManifestClaims, ReadsPodClaimsAndContainerClaimsInOrder) {
+  Pod pod =
+      MustParse(PodYaml("  - name: c\n"
+                        "    resources:\n"
+                        "      claims:\n"
+                        "      - name: gpus\n"
+                        "      - name: shared\n"
+                        "        request: big\n",
+                        kClaimsSpec));
+  ASSERT_EQ(pod.resource_claims.size(), 2u);
+  EXPECT_EQ(pod.resource_claims[0], (PodResourceClaim{.name = "gpus",
+                                                      .resource_claim_name = "",
+                                                      .resource_claim_template_name = "two-gpus"}));
+  EXPECT_EQ(pod.resource_claims[1], (PodResourceClaim{.name = "shared",
+                                                      .resource_claim_name = "shared-gpu",
+                                                      .resource_claim_template_name = ""}));
+  ASSERT_EQ(pod.containers.size(), 1u);
+  EXPECT_THAT(pod.containers[0].claims,
+              ElementsAre(ContainerClaim{.name = "gpus", .request = ""},
+                          ContainerClaim{.name = "shared", .request = "big"}));
+  EXPECT_THAT(pod.resource_claim_statuses, IsEmpty());
+}
+
+TEST(ParsePodManifestClaims, ContainerClaimMustNameAPodClaim) {
+  EXPECT_THAT(ErrorOf(PodYaml("  - name: c\n"
+                              "    resources:\n"
+                              "      claims:\n"
+                              "      - name: other\n",
+                              kClaimsSpec)),
+              HasSubstr("spec.containers[0].resources.claims[0]: Not found: \"other\": must be one "
+                        "of the names in pod.spec.resourceClaims: gpus, shared"));
+  EXPECT_THAT(ErrorOf(PodYaml("  - name: c\n"
+                              "    resources:\n"
+                              "      claims:\n"
+                              "      - name: other\n")),
+              HasSubstr("must be one of the names in pod.spec.resourceClaims which is empty"));
+}
+
+TEST(ParsePodManifestClaims, RejectsDuplicateAndNamelessContainerClaims) {
+  const std::string error =
+      ErrorOf(PodYaml("  - name: c\n"
+                      "    resources:\n"
+                      "      claims:\n"
+                      "      - name: gpus\n"
+                      "      - name: gpus\n"
+                      "      - request: x\n",
+                      kClaimsSpec));
+  EXPECT_THAT(error,
+              HasSubstr("spec.containers[0].resources.claims[1]: Duplicate value: \"gpus\""));
+  EXPECT_THAT(error, HasSubstr("spec.containers[0].resources.claims[2]: Required value"));
+}
+
+TEST(ParsePodManifestClaims, PodClaimNeedsExactlyOneSource) {
+  EXPECT_THAT(ErrorOf(PodYaml("  - name: c\n",
+                              "  resourceClaims:\n"
+                              "  - name: a\n")),
+              HasSubstr("spec.resourceClaims[0]: Invalid value: \"a\": must specify one of: "
+                        "`resourceClaimName`, `resourceClaimTemplateName`"));
+  EXPECT_THAT(ErrorOf(PodYaml("  - name: c\n",
+                              "  resourceClaims:\n"
+                              "  - name: a\n"
+                              "    resourceClaimName: x\n"
+                              "    resourceClaimTemplateName: y\n")),
+              HasSubstr("at most one of `resourceClaimName` or `resourceClaimTemplateName` may be "
+                        "specified"));
+}
+
+TEST(ParsePodManifestClaims, PodClaimNamesAreUniqueLabelsAndSourcesSubdomains) {
+  const std::string error = ErrorOf(PodYaml("  - name: c\n",
+                                            "  resourceClaims:\n"
+                                            "  - name: a\n"
+                                            "    resourceClaimName: x\n"
+                                            "  - name: a\n"
+                                            "    resourceClaimName: Bad_Name\n"
+                                            "  - name: A.b\n"
+                                            "    resourceClaimTemplateName: t\n"));
+  EXPECT_THAT(error, HasSubstr("spec.resourceClaims[1].name: Duplicate value: \"a\""));
+  EXPECT_THAT(error, HasSubstr("spec.resourceClaims[1].resourceClaimName: Invalid value: "
+                               "\"Bad_Name\""));
+  EXPECT_THAT(error, HasSubstr("spec.resourceClaims[2].name: Invalid value: \"A.b\""));
+}
+
+TEST(ParsePodManifestClaims, WrongShapesNameTheField) {
+  EXPECT_THAT(ErrorOf(PodYaml("  - name: c\n", "  resourceClaims: {}\n")),
+              HasSubstr("spec.resourceClaims: expected a list, got a mapping"));
+  EXPECT_THAT(ErrorOf(PodYaml("  - name: c\n"
+                              "    resources:\n"
+                              "      claims: x\n")),
+              HasSubstr("spec.containers[0].resources.claims: expected a list, got a scalar"));
+}
+
+}  // namespace
+}  // namespace kdp::manager
