@@ -169,15 +169,18 @@ int RunStatus(AdminClient& client, const GlobalFlags& flags) {
 
 int RunApply(AdminClient& client, const GlobalFlags& flags, const std::string& file,
              std::string manifest) {
-  admin::ApplyPodRequest request;
+  admin::ApplyRequest request;
   request.set_manifest(std::move(manifest));
   request.set_source(file == "-" ? "<stdin>" : file);
-  admin::ApplyPodResponse response;
+  admin::ApplyResponse response;
   auto context = client.NewContext();
-  grpc::Status rpc = client.stub().ApplyPod(context.get(), request, &response);
+  grpc::Status rpc = client.stub().Apply(context.get(), request, &response);
   if (!rpc.ok()) return client.ReportError(rpc);
-  std::cout << (flags.output == "json" ? DumpJson(ApplyPodJson(response)) : ApplyPodText(response));
-  return response.admitted() ? kExitOk : kExitFailure;
+  std::cout << (flags.output == "json" ? DumpJson(ApplyJson(response)) : ApplyText(response));
+  for (const auto& object : response.objects()) {
+    if (object.kind() == "Pod" && !object.pod().admitted()) return kExitFailure;
+  }
+  return kExitOk;
 }
 
 int RunGetPods(AdminClient& client, const GlobalFlags& flags) {
@@ -222,11 +225,16 @@ int Main(int argc, char** argv) {
   app.footer(
       "Commands:\n"
       "  kdpctl status [-o json]                          GetStatus\n"
-      "  kdpctl apply -f FILE|- [-o json]                 ApplyPod (exit 1 when rejected)\n"
+      "  kdpctl apply -f FILE|- [-o json]                 Apply: Pods, DeviceClasses, "
+      "ResourceClaims,\n"
+      "                                                   ResourceClaimTemplates (exit 1 when a "
+      "pod\n"
+      "                                                   is rejected)\n"
       "  kdpctl get pods [-o json]                        ListPods\n"
       "  kdpctl delete pod NAME [-n NAMESPACE] [-o json]  DeletePod (exit 1 when not found)\n"
-      "  kdpctl checkpoint inspect FILE [-o json]         read a kubelet device-manager "
-      "checkpoint\n"
+      "  kdpctl checkpoint inspect FILE [-o json]         read a kubelet checkpoint (device "
+      "manager\n"
+      "                                                   or dra_manager_state)\n"
       "                                                   (exit 2 when not one or checksum bad)\n"
       "  kdpctl checkpoint convert --to v2 IN OUT         rewrite a v1/v2 checkpoint as v2\n"
       "Global flags may follow the command. 'kdpctl COMMAND --help' lists a command's flags;\n"
@@ -252,8 +260,13 @@ int Main(int argc, char** argv) {
 
   std::string file;
   CLI::App* apply =
-      app.add_subcommand("apply", "Admit a Pod manifest and show its allocation (ApplyPod)");
-  apply->add_option("-f,--filename", file, "Pod manifest (YAML); '-' reads stdin")
+      app.add_subcommand("apply",
+                         "Apply a manifest of one or more documents: admit Pods and show their "
+                         "allocation; create DeviceClasses, ResourceClaims and "
+                         "ResourceClaimTemplates (Apply)");
+  apply
+      ->add_option("-f,--filename", file,
+                   "Manifest (YAML or JSON, documents separated by ---); '-' reads stdin")
       ->required()
       ->type_name("FILE");
   AddOutputFlag(apply, &flags);
@@ -279,8 +292,8 @@ int Main(int argc, char** argv) {
   AddOutputFlag(delete_pod, &flags);
 
   std::string checkpoint_file, convert_to = "v2", convert_in, convert_out;
-  CLI::App* checkpoint =
-      app.add_subcommand("checkpoint", "Offline tools for kubelet_internal_checkpoint files");
+  CLI::App* checkpoint = app.add_subcommand(
+      "checkpoint", "Offline tools for kubelet_internal_checkpoint and dra_manager_state files");
   checkpoint->require_subcommand(1);
   CLI::App* inspect = checkpoint->add_subcommand(
       "inspect", "Detect the format, verify the checksum and print the entries");

@@ -12,6 +12,7 @@
 #define KDP_MANAGER_KDPCTL_RENDER_H_
 
 #include <algorithm>
+#include <cctype>
 #include <cstddef>
 #include <map>
 #include <string>
@@ -34,8 +35,40 @@ inline nlohmann::json DeviceStatusJson(const kdp::admin::v1::DeviceStatus& devic
           {"pod", device.pod()}};
 }
 
+// {"driver","pool","device","requests":[...],"cdi_device_ids":[...]}.
+inline nlohmann::json ClaimDeviceJson(const kdp::admin::v1::ClaimDevice& device) {
+  nlohmann::json requests = nlohmann::json::array();
+  for (const auto& request : device.requests()) requests.push_back(request);
+  nlohmann::json cdi = nlohmann::json::array();
+  for (const auto& id : device.cdi_device_ids()) cdi.push_back(id);
+  return {{"driver", device.driver()},
+          {"pool", device.pool()},
+          {"device", device.device()},
+          {"requests", std::move(requests)},
+          {"cdi_device_ids", std::move(cdi)}};
+}
+
+// {"pod_claim_name","claim_name","claim_uid","devices":[ClaimDeviceJson...]}.
+inline nlohmann::json PodClaimJson(const kdp::admin::v1::PodClaim& claim) {
+  nlohmann::json devices = nlohmann::json::array();
+  for (const auto& device : claim.devices()) devices.push_back(ClaimDeviceJson(device));
+  return {{"pod_claim_name", claim.pod_claim_name()},
+          {"claim_name", claim.claim_name()},
+          {"claim_uid", claim.claim_uid()},
+          {"devices", std::move(devices)}};
+}
+
+// "driver/pool/device", the kubelet's resourceID for a device without CDI IDs.
+inline std::string ClaimDeviceText(const kdp::admin::v1::ClaimDevice& device) {
+  return absl::StrCat(device.driver(), "/", device.pool(), "/", device.device());
+}
+
 // {"resources":[{"name","capacity","allocatable","allocated","connected","removed","endpoint",
-// "devices":[...]}],"topology_policy","topology_scope","numa_nodes":[numbers]}.
+// "devices":[...]}],"topology_policy","topology_scope","numa_nodes":[numbers],"node_name",
+// "dra_drivers":[{"name","endpoints":[{"endpoint","service","connected"}]}],
+// "registered_plugins":[{"type","name","endpoint","socket","versions"}],
+// "prepared_claims":[{"namespace","name","uid","pods","prepared","devices"}],"resource_api",
+// "kubeconfig"}.
 inline nlohmann::json NodeStatusJson(const kdp::admin::v1::NodeStatus& status) {
   nlohmann::json resources = nlohmann::json::array();
   for (const auto& resource : status.resources()) {
@@ -52,10 +85,45 @@ inline nlohmann::json NodeStatusJson(const kdp::admin::v1::NodeStatus& status) {
   }
   nlohmann::json numa_nodes = nlohmann::json::array();
   for (int64_t node : status.numa_nodes()) numa_nodes.push_back(node);
-  return {{"resources", std::move(resources)},
-          {"topology_policy", status.topology_policy()},
-          {"topology_scope", status.topology_scope()},
-          {"numa_nodes", std::move(numa_nodes)}};
+  nlohmann::json drivers = nlohmann::json::array();
+  for (const auto& driver : status.dra_drivers()) {
+    nlohmann::json endpoints = nlohmann::json::array();
+    for (const auto& endpoint : driver.endpoints()) {
+      endpoints.push_back({{"endpoint", endpoint.endpoint()},
+                           {"service", endpoint.service()},
+                           {"connected", endpoint.connected()}});
+    }
+    drivers.push_back({{"name", driver.name()}, {"endpoints", std::move(endpoints)}});
+  }
+  nlohmann::json plugins = nlohmann::json::array();
+  for (const auto& plugin : status.registered_plugins()) {
+    nlohmann::json versions = nlohmann::json::array();
+    for (const auto& version : plugin.versions()) versions.push_back(version);
+    plugins.push_back({{"type", plugin.type()},
+                       {"name", plugin.name()},
+                       {"endpoint", plugin.endpoint()},
+                       {"socket", plugin.socket()},
+                       {"versions", std::move(versions)}});
+  }
+  nlohmann::json claims = nlohmann::json::array();
+  for (const auto& claim : status.prepared_claims()) {
+    nlohmann::json pods = nlohmann::json::array();
+    for (const auto& pod : claim.pods()) pods.push_back(pod);
+    nlohmann::json devices = nlohmann::json::array();
+    for (const auto& device : claim.devices()) devices.push_back(ClaimDeviceJson(device));
+    claims.push_back({{"namespace", claim.namespace_()},
+                      {"name", claim.name()},
+                      {"uid", claim.uid()},
+                      {"pods", std::move(pods)},
+                      {"prepared", claim.prepared()},
+                      {"devices", std::move(devices)}});
+  }
+  return {
+      {"resources", std::move(resources)},         {"topology_policy", status.topology_policy()},
+      {"topology_scope", status.topology_scope()}, {"numa_nodes", std::move(numa_nodes)},
+      {"node_name", status.node_name()},           {"dra_drivers", std::move(drivers)},
+      {"registered_plugins", std::move(plugins)},  {"prepared_claims", std::move(claims)},
+      {"resource_api", status.resource_api()},     {"kubeconfig", status.kubeconfig()}};
 }
 
 // A protobuf map<string,string> as a JSON object ({} when empty).
@@ -112,20 +180,41 @@ inline std::string TopologyHintText(const kdp::admin::v1::TopologyHint& hint) {
                       hint.preferred() ? " (preferred)" : " (not preferred)");
 }
 
-// {"admitted":true,"pod":{"namespace","name","uid"},"containers":[...]}: the one rendering of
-// an admitted pod, shared by `apply` and `get pods`.
+// {"admitted":true,"pod":{"namespace","name","uid"},"containers":[...],"claims":[...]}: the one
+// rendering of an admitted pod, shared by `apply` and `get pods`.
 inline nlohmann::json AdmittedPodJson(const kdp::admin::v1::Pod& pod) {
   nlohmann::json containers = nlohmann::json::array();
   for (const auto& container : pod.containers()) containers.push_back(ContainerJson(container));
+  nlohmann::json claims = nlohmann::json::array();
+  for (const auto& claim : pod.claims()) claims.push_back(PodClaimJson(claim));
   return {{"admitted", true},
           {"pod", {{"namespace", pod.namespace_()}, {"name", pod.name()}, {"uid", pod.uid()}}},
-          {"containers", std::move(containers)}};
+          {"containers", std::move(containers)},
+          {"claims", std::move(claims)}};
 }
 
 // AdmittedPodJson(pod) when admitted, else {"admitted":false,"reason","message"}.
 inline nlohmann::json ApplyPodJson(const kdp::admin::v1::ApplyPodResponse& response) {
   if (response.admitted()) return AdmittedPodJson(response.pod());
   return {{"admitted", false}, {"reason", response.reason()}, {"message", response.message()}};
+}
+
+// One applied object: a Pod as ApplyPodJson, another kind as {"kind","namespace","name","result"}.
+inline nlohmann::json AppliedObjectJson(const kdp::admin::v1::AppliedObject& object) {
+  if (object.kind() == "Pod") return ApplyPodJson(object.pod());
+  return {{"kind", object.kind()},
+          {"namespace", object.namespace_()},
+          {"name", object.name()},
+          {"result", object.result()}};
+}
+
+// AppliedObjectJson of the one object, or {"kind":"List","items":[...]} for several, as kubectl
+// apply -o json prints them.
+inline nlohmann::json ApplyJson(const kdp::admin::v1::ApplyResponse& response) {
+  if (response.objects_size() == 1) return AppliedObjectJson(response.objects(0));
+  nlohmann::json items = nlohmann::json::array();
+  for (const auto& object : response.objects()) items.push_back(AppliedObjectJson(object));
+  return {{"kind", "List"}, {"items", std::move(items)}};
 }
 
 // {"pods":[AdmittedPodJson...]}.
@@ -178,9 +267,44 @@ inline std::string TopologyManagerText(const kdp::admin::v1::NodeStatus& status)
 // A resource table (RESOURCE CAPACITY ALLOCATABLE CONNECTED ENDPOINT), a blank line, then one
 // row per device (RESOURCE DEVICE HEALTH NUMA; NUMA "-" when the plugin reported none), then the
 // topology manager's line.
+// The DRA part of the status: a driver table (DRIVER ENDPOINT SERVICE CONNECTED) and a claim
+// table (NAMESPACE NAME UID PODS PREPARED DEVICES); empty when there is neither.
+inline std::string DraStatusText(const kdp::admin::v1::NodeStatus& status) {
+  std::string out;
+  if (!status.dra_drivers().empty()) {
+    std::vector<std::vector<std::string>> rows = {{"DRIVER", "ENDPOINT", "SERVICE", "CONNECTED"}};
+    for (const auto& driver : status.dra_drivers()) {
+      for (const auto& endpoint : driver.endpoints()) {
+        rows.push_back({driver.name(), endpoint.endpoint(), endpoint.service(),
+                        endpoint.connected() ? "yes" : "no"});
+      }
+    }
+    absl::StrAppend(&out, "\n", FormatTable(rows));
+  }
+  if (!status.prepared_claims().empty()) {
+    std::vector<std::vector<std::string>> rows = {
+        {"NAMESPACE", "CLAIM", "UID", "PODS", "PREPARED", "DEVICES"}};
+    for (const auto& claim : status.prepared_claims()) {
+      std::vector<std::string> devices;
+      for (const auto& device : claim.devices()) devices.push_back(ClaimDeviceText(device));
+      rows.push_back({claim.namespace_(), claim.name(), claim.uid(),
+                      claim.pods().empty() ? "-" : absl::StrJoin(claim.pods(), ","),
+                      claim.prepared() ? "yes" : "no",
+                      devices.empty() ? "-" : absl::StrJoin(devices, ",")});
+    }
+    absl::StrAppend(&out, "\n", FormatTable(rows));
+  }
+  if (!status.resource_api().empty()) {
+    absl::StrAppend(&out, "\nnode ", status.node_name(), "; resource API ", status.resource_api(),
+                    " (kubeconfig ", status.kubeconfig(), ")\n");
+  }
+  return out;
+}
+
 inline std::string NodeStatusText(const kdp::admin::v1::NodeStatus& status) {
   if (status.resources().empty()) {
-    return absl::StrCat("no device-plugin resources registered\n", TopologyManagerText(status));
+    return absl::StrCat("no device-plugin resources registered\n", TopologyManagerText(status),
+                        DraStatusText(status));
   }
   std::vector<std::vector<std::string>> resources = {
       {"RESOURCE", "CAPACITY", "ALLOCATABLE", "ALLOCATED", "CONNECTED", "ENDPOINT"}};
@@ -200,7 +324,7 @@ inline std::string NodeStatusText(const kdp::admin::v1::NodeStatus& status) {
   }
   std::string out = FormatTable(resources);
   if (devices.size() > 1) absl::StrAppend(&out, "\n", FormatTable(devices));
-  return absl::StrCat(out, TopologyManagerText(status));
+  return absl::StrCat(out, TopologyManagerText(status), DraStatusText(status));
 }
 
 // "RESOURCE=ID,ID" for each resource of `container`, in resource order.
@@ -256,6 +380,33 @@ inline std::string ApplyPodText(const kdp::admin::v1::ApplyPodResponse& response
       absl::StrAppend(&out, "    cdi ", name, "\n");
     }
   }
+  for (const auto& claim : pod.claims()) {
+    absl::StrAppend(&out, "  claim ", claim.pod_claim_name(), " -> resourceclaim ",
+                    claim.claim_name(), " (uid ", claim.claim_uid(), ")\n");
+    for (const auto& device : claim.devices()) {
+      absl::StrAppend(&out, "    device ", ClaimDeviceText(device));
+      if (!device.requests().empty()) {
+        absl::StrAppend(&out, " for ", absl::StrJoin(device.requests(), ","));
+      }
+      out += "\n";
+      for (const auto& id : device.cdi_device_ids()) absl::StrAppend(&out, "      cdi ", id, "\n");
+    }
+  }
+  return out;
+}
+
+// kubectl's line for a created object ("deviceclass.resource.k8s.io/gpu.example.com created"),
+// or ApplyPodText for a pod.
+inline std::string AppliedObjectText(const kdp::admin::v1::AppliedObject& object) {
+  if (object.kind() == "Pod") return ApplyPodText(object.pod());
+  std::string resource = object.kind();
+  for (char& c : resource) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return absl::StrCat(resource, ".resource.k8s.io/", object.name(), " ", object.result(), "\n");
+}
+
+inline std::string ApplyText(const kdp::admin::v1::ApplyResponse& response) {
+  std::string out;
+  for (const auto& object : response.objects()) out += AppliedObjectText(object);
   return out;
 }
 

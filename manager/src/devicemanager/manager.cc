@@ -206,6 +206,25 @@ void DeviceManager::OnStreamEnded(const std::string& resource, const Endpoint* e
   }
 }
 
+void DeviceManager::DeregisterPlugin(const std::string& resource_name,
+                                     const std::string& socket_path) {
+  std::shared_ptr<Endpoint> endpoint;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = endpoints_.find(resource_name);
+    if (it == endpoints_.end()) return;
+    for (const std::shared_ptr<Endpoint>& connected : it->second.connected) {
+      if (connected->socket_path() == socket_path) endpoint = connected;
+    }
+  }
+  if (endpoint == nullptr) return;
+  KDP_LOG_INFO("Device plugin deregistered: its registration socket was removed", "resourceName",
+               resource_name, "endpoint", socket_path);
+  OnStreamEnded(resource_name, endpoint.get());
+  endpoint->Stop();
+  ReleaseRetired();
+}
+
 void DeviceManager::ReleaseRetired() {
   std::vector<std::shared_ptr<Endpoint>> retired;
   {

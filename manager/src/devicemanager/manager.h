@@ -111,6 +111,14 @@ class DeviceManager : public RegistrationHandler, public HintProvider {
                               const std::string& socket_path) override
       ABSL_LOCKS_EXCLUDED(registration_mu_, mu_);
 
+  // Drops the endpoint of `resource_name` served on `socket_path` because its registration socket
+  // went away from plugins_registry (the kubelet's DeRegisterPlugin → disconnectClient): the same
+  // as the end of its stream (a standby is dropped; the active one hands over to the newest
+  // remaining instance, or the resource's devices turn unhealthy and the grace period starts),
+  // then the endpoint is stopped. An unknown (resource, socket) is a no-op.
+  void DeregisterPlugin(const std::string& resource_name, const std::string& socket_path)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
   // Allocates the container's devices (the kubelet's Allocate(pod, container)): init containers
   // before app containers; devices of finished regular init containers are reused by later
   // containers of the pod, sidecars keep theirs. Errors carry the kubelet's texts; a journal

@@ -64,7 +64,8 @@ const char kGpuPodJson[] = R"({
      "annotations": {"example.com/owner": "team-a"},
      "cdi_devices": ["example.com/gpu=gpu-3"],
      "numa_affinity": {"numa_nodes": [0], "preferred": true}}
-  ]
+  ],
+  "claims": []
 })";
 
 TEST(NodeStatusJson, RendersResourcesDevicesAndNumaAsNumbers) {
@@ -93,6 +94,8 @@ TEST(NodeStatusJson, RendersResourcesDevicesAndNumaAsNumbers) {
 
   EXPECT_EQ(NodeStatusJson(status), nlohmann::json::parse(R"({
   "topology_policy": "single-numa-node", "topology_scope": "pod", "numa_nodes": [0, 8],
+  "node_name": "", "dra_drivers": [], "registered_plugins": [], "prepared_claims": [],
+  "resource_api": "", "kubeconfig": "",
   "resources": [
     {"name": "example.com/gpu", "capacity": 1099511627776, "allocatable": 3, "allocated": 1,
      "connected": true, "removed": false, "endpoint": "/var/lib/kubelet/device-plugins/gpu.sock",
@@ -106,7 +109,10 @@ TEST(NodeStatusJson, RendersResourcesDevicesAndNumaAsNumbers) {
 TEST(NodeStatusJson, EmptyStatusIsAnEmptyArray) {
   EXPECT_EQ(NodeStatusJson(admin::NodeStatus()),
             nlohmann::json::parse(R"({"resources": [], "topology_policy": "",
-                                      "topology_scope": "", "numa_nodes": []})"));
+                                      "topology_scope": "", "numa_nodes": [], "node_name": "",
+                                      "dra_drivers": [], "registered_plugins": [],
+                                      "prepared_claims": [], "resource_api": "",
+                                      "kubeconfig": ""})"));
 }
 
 TEST(ContainerJson, EmptyContainerHasEveryKeyWithEmptyObjectsAndArrays) {
@@ -150,7 +156,7 @@ TEST(PodListJson, EachPodIsTheAdmittedPodRendering) {
   expected["pods"].push_back(nlohmann::json::parse(kGpuPodJson));
   expected["pods"].push_back(nlohmann::json::parse(R"(
     {"admitted": true, "pod": {"namespace": "ns", "name": "idle", "uid": "uid-2"},
-     "containers": []})"));
+     "containers": [], "claims": []})"));
   EXPECT_EQ(PodListJson(response), expected);
 }
 
@@ -274,6 +280,109 @@ TEST(PodListText, OneRowPerPodWithContainerDevices) {
 
 TEST(PodListText, SaysSoWhenThereAreNoPods) {
   EXPECT_EQ(PodListText(admin::ListPodsResponse()), "no pods\n");
+}
+
+}  // namespace
+}  // namespace kdp::kdpctl
+
+namespace kdp::kdpctl {
+namespace {
+
+namespace dra_admin = ::kdp::admin::v1;
+
+dra_admin::Pod PodWithClaim() {
+  dra_admin::Pod pod;
+  pod.set_namespace_("default");
+  pod.set_name("trainer");
+  pod.set_uid("uid-7");
+  dra_admin::PodClaim* claim = pod.add_claims();
+  claim->set_pod_claim_name("gpus");
+  claim->set_claim_name("trainer-gpus-x7k2p");
+  claim->set_claim_uid("claim-uid");
+  dra_admin::ClaimDevice* device = claim->add_devices();
+  device->set_driver("gpu.example.com");
+  device->set_pool("node-a");
+  device->set_device("gpu0");
+  device->add_requests("gpus");
+  device->add_cdi_device_ids("gpu.example.com/gpu=claim-uid-gpu0");
+  return pod;
+}
+
+TEST(PodClaimJson, RendersEveryClaimWithItsDevicesAndCdiIds) {
+  EXPECT_EQ(AdmittedPodJson(PodWithClaim())["claims"], nlohmann::json::parse(R"([
+    {"pod_claim_name": "gpus", "claim_name": "trainer-gpus-x7k2p", "claim_uid": "claim-uid",
+     "devices": [{"driver": "gpu.example.com", "pool": "node-a", "device": "gpu0",
+                  "requests": ["gpus"],
+                  "cdi_device_ids": ["gpu.example.com/gpu=claim-uid-gpu0"]}]}])"));
+}
+
+TEST(ApplyText, ShowsClaimsAndCreatedObjectsAsKubectlDoes) {
+  dra_admin::ApplyResponse response;
+  dra_admin::AppliedObject* klass = response.add_objects();
+  klass->set_kind("DeviceClass");
+  klass->set_name("gpu.example.com");
+  klass->set_result("created");
+  dra_admin::AppliedObject* pod = response.add_objects();
+  pod->set_kind("Pod");
+  pod->mutable_pod()->set_admitted(true);
+  *pod->mutable_pod()->mutable_pod() = PodWithClaim();
+  const std::string text = ApplyText(response);
+  EXPECT_THAT(text, ::testing::StartsWith("deviceclass.resource.k8s.io/gpu.example.com created\n"
+                                          "pod default/trainer admitted (uid uid-7)\n"));
+  EXPECT_THAT(text, ::testing::HasSubstr(
+                        "  claim gpus -> resourceclaim trainer-gpus-x7k2p (uid claim-uid)\n"
+                        "    device gpu.example.com/node-a/gpu0 for gpus\n"
+                        "      cdi gpu.example.com/gpu=claim-uid-gpu0\n"));
+}
+
+TEST(ApplyJson, OneObjectIsItselfSeveralAreAList) {
+  dra_admin::ApplyResponse response;
+  dra_admin::AppliedObject* klass = response.add_objects();
+  klass->set_kind("ResourceClaimTemplate");
+  klass->set_namespace_("default");
+  klass->set_name("two-gpus");
+  klass->set_result("created");
+  EXPECT_EQ(ApplyJson(response), nlohmann::json::parse(R"(
+    {"kind": "ResourceClaimTemplate", "namespace": "default", "name": "two-gpus",
+     "result": "created"})"));
+  dra_admin::AppliedObject* pod = response.add_objects();
+  pod->set_kind("Pod");
+  pod->mutable_pod()->set_admitted(false);
+  pod->mutable_pod()->set_reason("FailedScheduling");
+  pod->mutable_pod()->set_message("no");
+  const nlohmann::json list = ApplyJson(response);
+  EXPECT_EQ(list["kind"], "List");
+  ASSERT_EQ(list["items"].size(), 2u);
+  EXPECT_EQ(list["items"][1], nlohmann::json::parse(R"(
+    {"admitted": false, "reason": "FailedScheduling", "message": "no"})"));
+}
+
+TEST(DraStatusText, ListsDriversAndPreparedClaims) {
+  dra_admin::NodeStatus status;
+  status.set_node_name("node-a");
+  status.set_resource_api("http://127.0.0.1:4321");
+  status.set_kubeconfig("/root/kdp/kubeconfig");
+  dra_admin::DraDriverStatus* driver = status.add_dra_drivers();
+  driver->set_name("gpu.example.com");
+  dra_admin::DraPluginEndpoint* endpoint = driver->add_endpoints();
+  endpoint->set_endpoint("/root/plugins/gpu.example.com/dra.sock");
+  endpoint->set_service("v1.DRAPlugin");
+  endpoint->set_connected(true);
+  dra_admin::PreparedClaim* claim = status.add_prepared_claims();
+  claim->set_namespace_("default");
+  claim->set_name("c");
+  claim->set_uid("u");
+  claim->add_pods("default/p");
+  claim->set_prepared(true);
+  const std::string text = NodeStatusText(status);
+  EXPECT_THAT(text, ::testing::HasSubstr("no device-plugin resources registered\n"));
+  EXPECT_THAT(text,
+              ::testing::HasSubstr(
+                  "gpu.example.com   /root/plugins/gpu.example.com/dra.sock   v1.DRAPlugin   yes"));
+  EXPECT_THAT(text, ::testing::HasSubstr("default     c       u     default/p   yes        -"));
+  EXPECT_THAT(text,
+              ::testing::HasSubstr("node node-a; resource API http://127.0.0.1:4321 (kubeconfig "
+                                   "/root/kdp/kubeconfig)"));
 }
 
 }  // namespace

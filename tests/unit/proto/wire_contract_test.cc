@@ -535,10 +535,10 @@ TEST(WireContract, DraPrepareResponseEncodesExactlyInBothVersions) {
   device->set_device_name("d");
   device->add_cdi_device_ids("v/c=x");
   const std::string expected =
-      "0a1a"    // claims (1): map entry
+      "0a17"    // claims (1): map entry of 23 bytes
       "0a0175"  // key (1) "u"
-      "1215"    // value (2): NodePrepareResourceResponse
-      "0a13"    // devices (1)
+      "1212"    // value (2): NodePrepareResourceResponse, 18 bytes
+      "0a10"    // devices (1), 16 bytes
       "0a0172"  // request_names (1) "r"
       "120170"  // pool_name (2) "p"
       "1a0164"  // device_name (3) "d"

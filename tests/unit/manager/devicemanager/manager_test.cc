@@ -1504,3 +1504,35 @@ TEST(DeviceManager, ConcurrentAllocationsForDistinctPodsNeverShareADevice) {
 
 }  // namespace
 }  // namespace kdp::manager
+
+namespace kdp::manager {
+namespace {
+
+// A device plugin registered through plugins_registry whose registration socket goes away is
+// deregistered (DeRegisterPlugin): the newest other instance takes over, and when none is left
+// the devices turn unhealthy; an unknown (resource, socket) changes nothing.
+TEST(DeviceManager, DeregisterPluginDropsOnlyThatEndpoint) {
+  TempDir root;
+  TestNode node(root.path());
+  node.Start();
+  node.Serve("p1.sock", {MakeDevice("dev1")}, PluginOptions(false, false));
+  ASSERT_TRUE(node.Register("p1.sock", kRes1).ok());
+  node.Serve("p2.sock", {MakeDevice("dev2")}, PluginOptions(false, false));
+  ASSERT_TRUE(node.Register("p2.sock", kRes1).ok());
+  ASSERT_TRUE(node.WaitForHealth(kRes1, {{"dev2", true}}));
+
+  node.dm().DeregisterPlugin(kRes1, node.Socket("unknown.sock"));
+  node.dm().DeregisterPlugin("example.com/other", node.Socket("p2.sock"));
+  EXPECT_EQ(node.Resource(kRes1)->endpoint, node.Socket("p2.sock"));
+
+  node.dm().DeregisterPlugin(kRes1, node.Socket("p2.sock"));
+  ASSERT_TRUE(node.WaitForHealth(kRes1, {{"dev1", true}}));
+  EXPECT_EQ(node.Resource(kRes1)->endpoint, node.Socket("p1.sock"));
+
+  node.dm().DeregisterPlugin(kRes1, node.Socket("p1.sock"));
+  ASSERT_TRUE(node.WaitForHealth(kRes1, {{"dev1", false}}));
+  EXPECT_EQ(node.Capacity(kRes1)->allocatable, 0);
+}
+
+}  // namespace
+}  // namespace kdp::manager

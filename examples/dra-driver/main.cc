@@ -1,0 +1,80 @@
+// kdp-dra-driver: flags only. The driver itself is GpuDraDriver (gpu_dra_driver.h); serving the
+// DRA service, registering through plugins_registry, publishing ResourceSlices and shutting down
+// on SIGTERM/SIGINT are the SDK's RunDraDriverUntilSignal().
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "CLI/CLI.hpp"
+#include "examples/dra-driver/gpu_dra_driver.h"
+#include "kdp/dra_driver.h"
+
+int main(int argc, char** argv) {
+  kdp::DraRunnerOptions runner_options;
+  kdp::example::GpuDraDriverOptions options;
+  std::string vendor;
+  std::string log_level = "info";
+
+  CLI::App app{
+      "kdp-dra-driver: publishes the GPUs (PCI class 0x0300/0x0302) of this node as DRA devices "
+      "of driver gpu.example.com and prepares ResourceClaims with one CDI spec per claim."};
+  app.add_option("--kubelet-root", runner_options.kubelet_root,
+                 "kubelet root directory: sockets in <dir>/plugins/gpu.example.com/ and "
+                 "<dir>/plugins_registry/")
+      ->capture_default_str();
+  app.add_option("--cdi-root", options.cdi_root,
+                 "directory for the per-claim CDI specs (the runtime's dynamic spec directory)")
+      ->capture_default_str();
+  app.add_option("--node-name", runner_options.node_name,
+                 "the node this driver runs on (ResourceSlice nodeName and pool name); default: "
+                 "$NODE_NAME");
+  app.add_option("--kubeconfig", runner_options.kubeconfig,
+                 "kubeconfig of the API server (kdp-manager writes <kubelet-root>/kdp/kubeconfig); "
+                 "default: $KUBECONFIG, then the in-cluster service account");
+  app.add_option("--topology-xml", options.topology_xml,
+                 "discover GPUs from this hwloc XML file (lstopo --of xml) instead of the host");
+  app.add_option("--vendor", vendor,
+                 "only GPUs of this PCI vendor ID, in hex with or without 0x (e.g. 10de); "
+                 "default: any vendor");
+  app.add_option("--gpu-memory", options.gpu_memory,
+                 "the memory capacity published for each GPU (a quantity)")
+      ->capture_default_str();
+  app.add_option("--instance-suffix", runner_options.instance_suffix,
+                 "rolling update (kubelet >= 1.33): a per-instance suffix such as the pod UID, for "
+                 "socket names of its own");
+  app.add_option("--log-level", log_level, "lowest level logged")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"debug", "info", "warning", "error"}));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    return app.exit(error) == 0 ? 0 : 2;
+  }
+  if (runner_options.node_name.empty()) {
+    if (const char* env = std::getenv("NODE_NAME"); env != nullptr) runner_options.node_name = env;
+  }
+  if (runner_options.node_name.empty()) {
+    std::fprintf(stderr, "kdp-dra-driver: --node-name (or $NODE_NAME) is required\n");
+    return 2;
+  }
+  options.node_name = runner_options.node_name;
+  if (!vendor.empty()) {
+    absl::StatusOr<uint16_t> vendor_id = kdp::example::ParseVendorId(vendor);
+    if (!vendor_id.ok()) {
+      std::fprintf(stderr, "--vendor: %s\n", vendor_id.status().ToString().c_str());
+      return 2;
+    }
+    options.vendor_id = *vendor_id;
+  }
+  setenv("KDP_LOG_LEVEL", log_level.c_str(), /*overwrite=*/1);
+
+  absl::StatusOr<std::unique_ptr<kdp::example::GpuDraDriver>> driver =
+      kdp::example::GpuDraDriver::Create(std::move(options));
+  if (!driver.ok()) {
+    std::fprintf(stderr, "kdp-dra-driver: %s\n", driver.status().ToString().c_str());
+    return 1;
+  }
+  return kdp::RunDraDriverUntilSignal(std::move(runner_options), *std::move(driver));
+}

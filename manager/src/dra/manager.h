@@ -1,0 +1,151 @@
+// DraManager: kdp-manager's copy of the kubelet's DRA manager (pkg/kubelet/cm/dra/manager.go,
+// reference §2 items 1–27, 1.34 behaviour). The pod lifecycle calls PrepareResources before it
+// creates a pod sandbox, GetResources while it builds a container (the CDI device IDs go to the
+// runtime), UnprepareResources once every container of a terminating pod has stopped, and
+// PodMightNeedToUnprepareResources before it forgets a pod; a periodic task (the kubelet: every
+// 60 s, once all config sources are ready) calls ReconcileOrphans with the active pods.
+//
+// It fetches ResourceClaims through a ClaimGetter (the API server in the kubelet), reaches drivers
+// through DraPlugins (plugin/plugin.h) and keeps what was prepared in a ClaimInfoCache backed by
+// `<state_dir>/dra_manager_state`, so after a restart unprepare still works without the API server
+// and GetResources still answers for running pods.
+//
+// Error texts are the kubelet's (item 28/29): "prepare dynamic resources: …",
+// "unprepare dynamic resources: …", "fetch ResourceClaim <name>: …", "DRA driver <d> is not
+// registered", "NodePrepareResources skipped <n> ResourceClaims", ...
+//
+// Thread-safety: thread-safe. Calls for different pods may run concurrently; the cache lock is
+// never held across an RPC, a claim fetch or a checkpoint write. Like the kubelet, it does not
+// serialize a prepare and an unprepare of the same claim against each other (the pod lifecycle
+// never runs both for one pod at once; drivers must tolerate repeated calls).
+#ifndef KDP_MANAGER_SRC_DRA_MANAGER_H_
+#define KDP_MANAGER_SRC_DRA_MANAGER_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "manager/src/dra/checkpoint.h"
+#include "manager/src/dra/claim_info.h"
+#include "manager/src/dra/plugin/plugin.h"
+#include "manager/src/pod/pod.h"
+#include "manager/src/resourceapi/types.h"
+
+namespace kdp::manager::dra {
+
+// Where ResourceClaims come from (the kubelet GETs them from the API server).
+// Implementations must be thread-safe.
+class ClaimGetter {
+ public:
+  virtual ~ClaimGetter() = default;
+  // The claim `name` in `namespace_`: NOT_FOUND when it does not exist, other codes for failures.
+  virtual absl::StatusOr<resourceapi::ResourceClaim> Get(const std::string& namespace_,
+                                                         const std::string& name) = 0;
+};
+
+struct DraManagerOptions {
+  // The kubelet root directory; the checkpoint is `<state_dir>/<checkpoint_name>`. Required.
+  std::string state_dir = {};
+  // Default "dra_manager_state".
+  std::string checkpoint_name = kCheckpointFileName;
+  // Borrowed; must outlive the manager. Required.
+  ClaimGetter* claims = nullptr;
+  // Borrowed; must outlive the manager. Required.
+  DraPlugins* plugins = nullptr;
+};
+
+class DraManager {
+ public:
+  // Opens the checkpoint and restores the cache (every claim unprepared). INVALID_ARGUMENT for an
+  // empty state_dir or checkpoint_name or a missing dependency; DATA_LOSS "failed to get
+  // checkpoint dra_manager_state: checkpoint is corrupted…" for a corrupted file (the kubelet
+  // then refuses to start); FAILED_PRECONDITION for the unsupported ≤1.31 layout.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<DraManager>> Create(
+      DraManagerOptions options);
+
+  DraManager(const DraManager&) = delete;
+  DraManager& operator=(const DraManager&) = delete;
+
+  // Prepares every claim of the pod that is not yet prepared (§2 items 10–15): validates all of
+  // them first (claim fetched, owned by the pod for a template claim, pod in reservedFor,
+  // allocated, every driver registered) without touching the cache (#131957); then per claim
+  // adds the pod reference and writes the checkpoint (before any RPC, #116411); then one
+  // NodePrepareResources per driver with all its unprepared claims of this pod, drivers in name
+  // order, the first error aborting; finally marks the claims prepared and writes the checkpoint.
+  // Already prepared claims are skipped (and the others still prepared: #135919). Errors carry
+  // the prefix "prepare dynamic resources: " and keep the cause's code (the RPC's for RPC
+  // errors, NOT_FOUND for a missing claim, FAILED_PRECONDITION for a rule broken, INTERNAL for a
+  // bad driver answer). A claim-name status of "" for a template claim means "no claim needed"
+  // and is skipped; a template claim without a status entry is an error ("ResourceClaim not
+  // created yet"), as resourceclaim.Name.
+  [[nodiscard]] absl::Status PrepareResources(const Pod& pod);
+
+  // Unprepares the pod's claims (§2 items 18–21): those of the cache that reference the pod
+  // (else those named by the pod spec). A claim still used by another pod only loses this pod's
+  // reference; the others go, per driver, to one NodeUnprepareResources call, and are removed
+  // from the cache once every call succeeded; the checkpoint is then written. Not cached, or
+  // not referencing this pod: skipped (idempotent). Errors carry the prefix
+  // "unprepare dynamic resources: "; the pod keeps its references, so a retry does the rest.
+  [[nodiscard]] absl::Status UnprepareResources(const Pod& pod);
+  // The same for a pod known only by UID (e.g. deleted while kdp-manager was down): the claims
+  // come from the cache alone.
+  [[nodiscard]] absl::Status UnprepareResourcesForPod(const std::string& pod_uid);
+
+  // The CDI device IDs `container` of `pod` gets (§2 item 17), in the order of the container's
+  // claims. FAILED_PRECONDITION "unable to get claim info for ResourceClaim …" when a claim the
+  // container uses is not cached (the container must not start).
+  [[nodiscard]] absl::StatusOr<std::vector<std::string>> GetResources(
+      const Pod& pod, const Container& container) const;
+
+  // Copies of the cached claims `container` uses (GetContainerClaimInfos); FAILED_PRECONDITION
+  // "unable to get information for ResourceClaim …" when one is not cached, INVALID_ARGUMENT
+  // when a pod claim has neither source.
+  [[nodiscard]] absl::StatusOr<std::vector<ClaimInfo>> GetContainerClaimInfos(
+      const Pod& pod, const Container& container) const;
+
+  // Whether any cached claim still references the pod: the pod must not be forgotten yet.
+  bool PodMightNeedToUnprepareResources(const std::string& pod_uid) const;
+
+  // The kubelet's reconcile loop body (§2 item 23): unprepares every pod referenced by a cached
+  // claim that is not in `active_pod_uids`. Tries every such pod; returns OK, or the first error
+  // (each failure is also logged; the next run retries).
+  [[nodiscard]] absl::Status ReconcileOrphans(const std::set<std::string>& active_pod_uids);
+
+  // Copies of every cached claim, in key order ("<namespace>/<name>"), for status display.
+  std::vector<ClaimInfo> Claims() const;
+  // dra_resource_claims_in_use: prepared claims per driver, and in total under "<any>".
+  std::map<std::string, int64_t> ClaimsInUse() const;
+
+  const std::string& checkpoint_path() const { return cache_->checkpoint_path(); }
+
+ private:
+  // A claim to unprepare for one pod.
+  struct ClaimRef {
+    std::string namespace_;
+    std::string name;
+    friend bool operator<(const ClaimRef& a, const ClaimRef& b) {
+      return std::tie(a.namespace_, a.name) < std::tie(b.namespace_, b.name);
+    }
+  };
+
+  DraManager(DraManagerOptions options, std::unique_ptr<ClaimInfoCache> cache)
+      : options_(std::move(options)), cache_(std::move(cache)) {}
+
+  absl::Status Prepare(const Pod& pod);
+  absl::Status Unprepare(const std::string& pod_uid, const std::vector<ClaimRef>& claims);
+  std::vector<ClaimRef> CachedClaimsOf(const std::string& pod_uid) const;
+
+  const DraManagerOptions options_;
+  const std::unique_ptr<ClaimInfoCache> cache_;
+};
+
+}  // namespace kdp::manager::dra
+
+#endif  // KDP_MANAGER_SRC_DRA_MANAGER_H_

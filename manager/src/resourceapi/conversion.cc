@@ -1,0 +1,125 @@
+#include "manager/src/resourceapi/conversion.h"
+
+#include <string>
+#include <utility>
+
+#include "manager/src/resourceapi/types.h"
+
+namespace kdp::manager::resourceapi {
+namespace {
+
+using Json = nlohmann::json;
+
+// Applies `fn` to every request of the DeviceClaim at `spec` (a claim's spec, or a template's
+// spec.spec).
+template <typename Fn>
+void ForEachRequest(Json* spec, Fn fn) {
+  if (!spec->is_object()) return;
+  auto devices = spec->find("devices");
+  if (devices == spec->end() || !devices->is_object()) return;
+  auto requests = devices->find("requests");
+  if (requests == devices->end() || !requests->is_array()) return;
+  for (Json& request : *requests) {
+    if (request.is_object()) fn(&request);
+  }
+}
+
+// Convert_v1beta1_DeviceRequest_To_resource_DeviceRequest: the flat fields become `exactly`
+// unless the request lists alternatives. A request with both keeps both, so validation rejects
+// it as the API server does ("exactly one of `exactly` or `firstAvailable`").
+void RequestToV1(Json* request) {
+  Json exactly = Json::object();
+  for (const char* field : kExactRequestFields) {
+    auto it = request->find(field);
+    if (it == request->end()) continue;
+    exactly[field] = std::move(*it);
+    request->erase(it);
+  }
+  auto first = request->find("firstAvailable");
+  const bool has_first = first != request->end() && first->is_array() && !first->empty();
+  if (!exactly.empty() || !has_first) (*request)["exactly"] = std::move(exactly);
+}
+
+void RequestFromV1(Json* request) {
+  auto exactly = request->find("exactly");
+  if (exactly == request->end()) return;
+  Json fields = std::move(*exactly);
+  request->erase("exactly");
+  if (!fields.is_object()) return;
+  for (auto& [key, value] : fields.items()) (*request)[key] = std::move(value);
+}
+
+template <typename Fn>
+void ForEachClaimSpec(Kind kind, Json* object, Fn fn) {
+  auto spec = object->find("spec");
+  if (spec == object->end() || !spec->is_object()) return;
+  if (kind == Kind::kResourceClaim) {
+    ForEachRequest(&*spec, fn);
+  } else if (kind == Kind::kResourceClaimTemplate) {
+    if (auto inner = spec->find("spec"); inner != spec->end()) ForEachRequest(&*inner, fn);
+  }
+}
+
+template <typename Fn>
+void ForEachDevice(Json* object, Fn fn) {
+  auto spec = object->find("spec");
+  if (spec == object->end() || !spec->is_object()) return;
+  auto devices = spec->find("devices");
+  if (devices == spec->end() || !devices->is_array()) return;
+  for (Json& device : *devices) {
+    if (device.is_object()) fn(&device);
+  }
+}
+
+void SetApiVersion(Kind kind, std::string_view version, Json* object) {
+  const KindInfo& info = InfoOf(kind);
+  if (*info.group == '\0' || !object->is_object()) return;
+  (*object)["apiVersion"] = ApiVersion(info, version);
+}
+
+}  // namespace
+
+nlohmann::json ToV1(Kind kind, std::string_view from_version, nlohmann::json object) {
+  if (!object.is_object()) return object;
+  if (from_version == kVersionV1beta1) {
+    if (kind == Kind::kResourceSlice) {
+      // Convert_v1beta1_Device_To_resource_Device: basic's fields move onto the device.
+      ForEachDevice(&object, [](Json* device) {
+        auto basic = device->find("basic");
+        if (basic == device->end()) return;
+        Json fields = std::move(*basic);
+        device->erase("basic");
+        if (!fields.is_object()) return;
+        for (auto& [key, value] : fields.items()) (*device)[key] = std::move(value);
+      });
+    }
+    ForEachClaimSpec(kind, &object, RequestToV1);
+  }
+  SetApiVersion(kind, kVersionV1, &object);
+  return object;
+}
+
+nlohmann::json FromV1(Kind kind, std::string_view to_version, nlohmann::json object) {
+  if (!object.is_object()) return object;
+  if (to_version == kVersionV1beta1) {
+    if (kind == Kind::kResourceSlice) {
+      ForEachDevice(&object, [](Json* device) {
+        Json basic = Json::object();
+        for (auto it = device->begin(); it != device->end();) {
+          if (it.key() == "name") {
+            ++it;
+            continue;
+          }
+          basic[it.key()] = std::move(it.value());
+          it = device->erase(it);
+        }
+        (*device)["basic"] = std::move(basic);
+      });
+    }
+    ForEachClaimSpec(kind, &object, RequestFromV1);
+  }
+  SetApiVersion(kind, to_version, &object);
+  return object;
+}
+
+}  // namespace kdp::manager::resourceapi

@@ -1,0 +1,99 @@
+#include "manager/src/resourceapi/discovery.h"
+
+#include "manager/src/resourceapi/kinds.h"
+#include "manager/src/resourceapi/types.h"
+
+namespace kdp::manager::resourceapi {
+namespace {
+
+using Json = nlohmann::json;
+
+Json GroupVersion(std::string_view version) {
+  return {{"groupVersion", std::string(kGroup) + "/" + std::string(version)}, {"version", version}};
+}
+
+Json Verbs() {
+  Json verbs = Json::array();
+  for (const char* verb : kServedVerbs) verbs.push_back(verb);
+  return verbs;
+}
+
+}  // namespace
+
+nlohmann::json ApiGroup() {
+  return {{"kind", "APIGroup"},
+          {"apiVersion", "v1"},
+          {"name", kGroup},
+          {"versions", Json::array({GroupVersion(kVersionV1), GroupVersion(kVersionV1beta1)})},
+          {"preferredVersion", GroupVersion(kVersionV1)}};
+}
+
+nlohmann::json ApiGroupList() {
+  Json group = ApiGroup();
+  group.erase("kind");
+  group.erase("apiVersion");
+  return {{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", Json::array({group})}};
+}
+
+nlohmann::json ApiResourceList(std::string_view version) {
+  Json resources = Json::array();
+  for (const KindInfo& info : AllKinds()) {
+    if (info.group != std::string_view(kGroup)) continue;
+    resources.push_back({{"name", info.resource},
+                         {"singularName", info.singular},
+                         {"namespaced", info.namespaced},
+                         {"kind", info.name},
+                         {"verbs", Verbs()}});
+    if (info.has_status) {
+      resources.push_back({{"name", std::string(info.resource) + "/status"},
+                           {"singularName", ""},
+                           {"namespaced", info.namespaced},
+                           {"kind", info.name},
+                           {"verbs", Json::array({"get", "update"})}});
+    }
+  }
+  return {{"kind", "APIResourceList"},
+          {"apiVersion", "v1"},
+          {"groupVersion", std::string(kGroup) + "/" + std::string(version)},
+          {"resources", std::move(resources)}};
+}
+
+nlohmann::json CoreApiVersions() {
+  return {{"kind", "APIVersions"},
+          {"versions", Json::array({"v1"})},
+          {"serverAddressByClientCIDRs",
+           Json::array({{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", "127.0.0.1"}}})}};
+}
+
+nlohmann::json CoreApiResourceList() {
+  return {{"kind", "APIResourceList"},
+          {"groupVersion", "v1"},
+          {"resources", Json::array({{{"name", "nodes"},
+                                      {"singularName", "node"},
+                                      {"namespaced", false},
+                                      {"kind", "Node"},
+                                      {"verbs", Json::array({"get", "list"})}}})}};
+}
+
+nlohmann::json VersionInfo(const std::string& git_version) {
+  // "v1.34.0" -> major "1", minor "34".
+  std::string major, minor;
+  size_t start = git_version.rfind('v', 0) == 0 ? 1 : 0;
+  size_t dot = git_version.find('.', start);
+  if (dot != std::string::npos) {
+    major = git_version.substr(start, dot - start);
+    size_t dot2 = git_version.find('.', dot + 1);
+    minor = git_version.substr(dot + 1, dot2 == std::string::npos ? dot2 : dot2 - dot - 1);
+  }
+  return {{"major", major},
+          {"minor", minor},
+          {"gitVersion", git_version},
+          {"gitCommit", ""},
+          {"gitTreeState", "clean"},
+          {"buildDate", "1970-01-01T00:00:00Z"},
+          {"goVersion", "kdp-manager"},
+          {"compiler", "gc"},
+          {"platform", "linux/amd64"}};
+}
+
+}  // namespace kdp::manager::resourceapi

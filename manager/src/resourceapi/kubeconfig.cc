@@ -1,0 +1,66 @@
+#include "manager/src/resourceapi/kubeconfig.h"
+
+#include <errno.h>
+#include <openssl/rand.h>
+#include <sys/stat.h>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "common/durable_file.h"
+
+namespace kdp::manager::resourceapi {
+
+absl::StatusOr<std::string> GenerateBearerToken() {
+  unsigned char bytes[32];
+  if (RAND_bytes(bytes, sizeof(bytes)) != 1) {
+    return absl::InternalError("generating the resource API bearer token: RAND_bytes failed");
+  }
+  return absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(bytes), sizeof(bytes)));
+}
+
+std::string KubeconfigYaml(const std::string& server, const std::string& token) {
+  return absl::StrCat(
+      "apiVersion: v1\n"
+      "kind: Config\n"
+      "clusters:\n"
+      "- name: kdp\n"
+      "  cluster:\n"
+      "    server: ",
+      server,
+      "\n"
+      "users:\n"
+      "- name: kdp\n"
+      "  user:\n"
+      "    token: ",
+      token,
+      "\n"
+      "contexts:\n"
+      "- name: kdp\n"
+      "  context:\n"
+      "    cluster: kdp\n"
+      "    user: kdp\n"
+      "current-context: kdp\n");
+}
+
+std::string KubeconfigPath(const std::string& kubelet_root) {
+  return kubelet_root + "/kdp/kubeconfig";
+}
+
+absl::StatusOr<std::string> WriteKubeconfig(const std::string& kubelet_root, int port,
+                                            const std::string& token) {
+  const std::string dir = kubelet_root + "/kdp";
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    return ErrnoStatus(errno, absl::StrCat("creating ", dir));
+  }
+  // The token is a credential: the directory must not be readable by others even when it
+  // existed with a wider mode.
+  if (chmod(dir.c_str(), 0700) != 0) return ErrnoStatus(errno, absl::StrCat("chmod ", dir));
+  const std::string path = KubeconfigPath(kubelet_root);
+  absl::Status written =
+      WriteFileDurably(path, KubeconfigYaml(absl::StrCat("http://127.0.0.1:", port), token), 0600);
+  if (!written.ok()) return written;
+  return path;
+}
+
+}  // namespace kdp::manager::resourceapi

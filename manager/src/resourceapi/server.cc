@@ -1,0 +1,386 @@
+#include "manager/src/resourceapi/server.h"
+
+#include <openssl/crypto.h>
+#include <sys/socket.h>
+
+#include <optional>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "common/logging.h"
+#include "httplib.h"
+#include "manager/src/resourceapi/api_errors.h"
+#include "manager/src/resourceapi/conversion.h"
+#include "manager/src/resourceapi/discovery.h"
+#include "manager/src/resourceapi/selectors.h"
+
+namespace kdp::manager::resourceapi {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr char kJson[] = "application/json";
+
+// A request for an object or a collection, resolved from the URL.
+struct Route {
+  Kind kind = Kind::kResourceSlice;
+  std::string version;     // "v1", "v1beta1"
+  std::string namespace_;  // from /namespaces/<ns>/; empty otherwise
+  std::string name;        // empty: the collection
+  bool status = false;     // the /status subresource
+};
+
+// What a path names: a discovery document, an object route, or nothing (404).
+struct Resolved {
+  std::optional<Json> document;
+  std::optional<Route> route;
+};
+
+Resolved Resolve(const std::string& path, const std::string& kubernetes_version) {
+  std::vector<std::string> parts = absl::StrSplit(path, '/', absl::SkipEmpty());
+  Resolved r;
+  if (parts.size() == 1 && parts[0] == "version") {
+    r.document = VersionInfo(kubernetes_version);
+    return r;
+  }
+  if (!parts.empty() && parts[0] == "api") {
+    if (parts.size() == 1) r.document = CoreApiVersions();
+    if (parts.size() == 2 && parts[1] == "v1") r.document = CoreApiResourceList();
+    if (parts.size() >= 3 && parts.size() <= 4 && parts[1] == "v1" && parts[2] == "nodes") {
+      r.route = Route{.kind = Kind::kNode,
+                      .version = "v1",
+                      .namespace_ = "",
+                      .name = parts.size() == 4 ? parts[3] : "",
+                      .status = false};
+    }
+    return r;
+  }
+  if (parts.empty() || parts[0] != "apis") return r;
+  if (parts.size() == 1) {
+    r.document = ApiGroupList();
+    return r;
+  }
+  if (parts[1] != kGroup) return r;
+  if (parts.size() == 2) {
+    r.document = ApiGroup();
+    return r;
+  }
+  if (!IsServedVersion(parts[2])) return r;
+  if (parts.size() == 3) {
+    r.document = ApiResourceList(parts[2]);
+    return r;
+  }
+  Route route;
+  route.version = parts[2];
+  size_t i = 3;
+  if (parts[i] == "namespaces" && parts.size() >= 6) {
+    route.namespace_ = parts[4];
+    i = 5;
+  }
+  std::optional<Kind> kind = KindForResource(parts[i]);
+  if (!kind) return r;
+  route.kind = *kind;
+  const KindInfo& info = InfoOf(*kind);
+  // A namespaced kind is served under /namespaces/<ns>/ and, for lists, across all namespaces;
+  // a cluster-scoped kind never under a namespace.
+  if (!route.namespace_.empty() && !info.namespaced) return r;
+  const size_t rest = parts.size() - i - 1;  // segments after the resource
+  if (rest >= 1) {
+    if (info.namespaced && route.namespace_.empty()) return r;
+    route.name = parts[i + 1];
+  }
+  if (rest == 2) {
+    if (parts[i + 2] != "status" || !info.has_status) return r;
+    route.status = true;
+  }
+  if (rest > 2) return r;
+  r.route = route;
+  return r;
+}
+
+void Reply(httplib::Response& response, int code, const Json& body) {
+  response.status = code;
+  response.set_content(body.dump(), kJson);
+}
+
+void ReplyError(httplib::Response& response, const absl::Status& status) {
+  Json object = ToStatusObject(status);
+  Reply(response, object.value("code", 500), object);
+}
+
+// The answer's form of a stored v1 object: converted to the URL's version.
+Json Outgoing(const Route& route, Json object) {
+  return FromV1(route.kind, route.version, std::move(object));
+}
+
+Json ListObject(const Route& route, const ListResult& list) {
+  const KindInfo& info = InfoOf(route.kind);
+  Json items = Json::array();
+  for (const Json& item : list.items) {
+    Json out = Outgoing(route, item);
+    // The API server writes list items without their TypeMeta.
+    out.erase("apiVersion");
+    out.erase("kind");
+    items.push_back(std::move(out));
+  }
+  return {{"kind", info.list_kind},
+          {"apiVersion", ApiVersion(info, route.version)},
+          {"metadata", {{"resourceVersion", std::to_string(list.resource_version)}}},
+          {"items", std::move(items)}};
+}
+
+absl::StatusOr<ListOptions> ParseListOptions(const httplib::Request& request, const Route& route) {
+  ListOptions options;
+  if (request.has_param("fieldSelector")) {
+    absl::StatusOr<FieldSelector> fields = FieldSelector::Parse(
+        request.get_param_value("fieldSelector"), InfoOf(route.kind), route.version);
+    if (!fields.ok()) return fields.status();
+    options.fields = *std::move(fields);
+  }
+  if (request.has_param("labelSelector")) {
+    absl::StatusOr<LabelSelector> labels =
+        LabelSelector::Parse(request.get_param_value("labelSelector"));
+    if (!labels.ok()) return labels.status();
+    options.labels = *std::move(labels);
+  }
+  return options;
+}
+
+// Decodes a request body for `route` into the v1 form the store takes.
+absl::StatusOr<Json> Incoming(const httplib::Request& request, const Route& route) {
+  const KindInfo& info = InfoOf(route.kind);
+  std::string content_type = request.get_header_value("Content-Type");
+  content_type = content_type.substr(0, content_type.find(';'));
+  if (!content_type.empty() && content_type != kJson) {
+    // TODO(next issue): application/vnd.kubernetes.protobuf bodies (client-go's default).
+    return UnsupportedMediaTypeError(content_type);
+  }
+  Json body = Json::parse(request.body, nullptr, /*allow_exceptions=*/false);
+  if (body.is_discarded() || !body.is_object()) {
+    return BadRequestError(absl::StrCat(info.name, " in version \"", route.version,
+                                        "\" cannot be handled as a ", info.name,
+                                        ": the request body is not a JSON object"));
+  }
+  const std::string expected = ApiVersion(info, route.version);
+  if (body.contains("apiVersion") && body["apiVersion"] != expected) {
+    return BadRequestError(
+        absl::StrCat("the API version in the data (",
+                     body["apiVersion"].is_string() ? body["apiVersion"].get<std::string>()
+                                                    : body["apiVersion"].dump(),
+                     ") does not match the expected API version (", expected, ")"));
+  }
+  if (body.contains("kind") && body["kind"] != info.name) {
+    return BadRequestError(absl::StrCat(info.name, " in version \"", route.version,
+                                        "\" cannot be handled as a ", info.name, ": kind ",
+                                        body["kind"].dump(), " does not match"));
+  }
+  Json& meta = body["metadata"];
+  if (meta.is_null()) meta = Json::object();
+  if (!meta.is_object()) {
+    return BadRequestError(absl::StrCat(info.name, " in version \"", route.version,
+                                        "\" cannot be handled as a ", info.name,
+                                        ": metadata must be an object"));
+  }
+  if (info.namespaced) {
+    // rest.BeforeCreate / checkName: a body namespace must match the URL's.
+    if (meta.contains("namespace") && meta["namespace"] != "" &&
+        meta["namespace"] != route.namespace_) {
+      return BadRequestError(
+          "the namespace of the provided object does not match the namespace sent on the "
+          "request");
+    }
+    meta["namespace"] = route.namespace_;
+  }
+  return ToV1(route.kind, route.version, std::move(body));
+}
+
+}  // namespace
+
+ResourceApiServer::ResourceApiServer(ObjectStore* store, ResourceApiServerOptions options)
+    : store_(store), options_(std::move(options)), http_(std::make_unique<httplib::Server>()) {
+  const int threads = options_.threads;
+  http_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  // httplib's default sets SO_REUSEPORT, which would let a second process bind the same port and
+  // take a share of the drivers' requests (and their bearer token). SO_REUSEADDR alone still
+  // allows a quick restart over TIME_WAIT but makes a live port a bind error.
+  http_->set_socket_options([](int sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
+  auto handler = [this](const httplib::Request& request, httplib::Response& response) {
+    Handle(request, response);
+  };
+  http_->Get(".*", handler);
+  http_->Post(".*", handler);
+  http_->Put(".*", handler);
+  http_->Delete(".*", handler);
+  http_->Patch(".*", handler);
+}
+
+ResourceApiServer::~ResourceApiServer() { Stop(); }
+
+absl::Status ResourceApiServer::Start() {
+  if (options_.token.empty()) {
+    return absl::InvalidArgumentError("resource API server: a bearer token is required");
+  }
+  absl::MutexLock lock(&mu_);
+  if (started_ || stopped_) {
+    return absl::FailedPreconditionError("resource API server: already started");
+  }
+  int port = options_.port;
+  if (port == 0) {
+    port = http_->bind_to_any_port(options_.host);
+    if (port < 0) port = 0;
+  } else if (!http_->bind_to_port(options_.host, port)) {
+    port = 0;
+  }
+  if (port == 0) {
+    return absl::UnavailableError(
+        absl::StrCat("resource API server: cannot listen on ", options_.host, ":", options_.port));
+  }
+  port_ = port;
+  started_ = true;
+  thread_ = std::thread([this] { http_->listen_after_bind(); });
+  // httplib's stop() only acts once the accept loop runs; wait for it so Stop never misses it.
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (!http_->is_running() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(1));
+  KDP_LOG_INFO("Local resource API listening", "address",
+               absl::StrCat("http://", options_.host, ":", port));
+  return absl::OkStatus();
+}
+
+void ResourceApiServer::Stop() {
+  absl::MutexLock lock(&mu_);
+  if (!started_ || stopped_) {
+    stopped_ = true;
+    return;
+  }
+  stopped_ = true;
+  http_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+int ResourceApiServer::port() const {
+  absl::MutexLock lock(&mu_);
+  return port_;
+}
+
+std::string ResourceApiServer::url() const {
+  return absl::StrCat("http://", options_.host, ":", port());
+}
+
+void ResourceApiServer::Handle(const httplib::Request& request, httplib::Response& response) {
+  const std::string expected = "Bearer " + options_.token;
+  const std::string given = request.get_header_value("Authorization");
+  if (given.size() != expected.size() ||
+      CRYPTO_memcmp(given.data(), expected.data(), expected.size()) != 0) {
+    Reply(response, 401, StatusObject(401, "Unauthorized", "Unauthorized"));
+    return;
+  }
+  Resolved resolved = Resolve(request.path, options_.kubernetes_version);
+  if (resolved.document) {
+    if (request.method != "GET") {
+      ReplyError(response, absl::UnimplementedError("the server does not allow this method on "
+                                                    "the requested resource"));
+      return;
+    }
+    Reply(response, 200, *resolved.document);
+    return;
+  }
+  if (!resolved.route) {
+    ReplyError(response, UnknownResourceError());
+    return;
+  }
+  const Route& route = *resolved.route;
+  const KindInfo& info = InfoOf(route.kind);
+  const std::string& method = request.method;
+  const bool collection = route.name.empty();
+
+  if (method == "GET") {
+    if (request.has_param("watch") && request.get_param_value("watch") != "false" &&
+        request.get_param_value("watch") != "0") {
+      // TODO(next issue): watches over store_->EventsSince / WaitForEvents.
+      ReplyError(response, MethodNotAllowedError(info, "watch"));
+      return;
+    }
+    if (!collection) {
+      absl::StatusOr<Json> object = store_->Get(route.kind, route.namespace_, route.name);
+      if (!object.ok()) return ReplyError(response, object.status());
+      return Reply(response, 200, Outgoing(route, *std::move(object)));
+    }
+    absl::StatusOr<ListOptions> options = ParseListOptions(request, route);
+    if (!options.ok()) return ReplyError(response, options.status());
+    return Reply(response, 200,
+                 ListObject(route, store_->List(route.kind, route.namespace_, *options)));
+  }
+  if (route.kind == Kind::kNode) return ReplyError(response, MethodNotAllowedError(info, method));
+
+  if (method == "POST") {
+    if (!collection || (info.namespaced && route.namespace_.empty())) {
+      return ReplyError(response, MethodNotAllowedError(info, "create"));
+    }
+    absl::StatusOr<Json> body = Incoming(request, route);
+    if (!body.ok()) return ReplyError(response, body.status());
+    absl::StatusOr<Json> created = store_->Create(route.kind, *std::move(body));
+    if (!created.ok()) return ReplyError(response, created.status());
+    return Reply(response, 201, Outgoing(route, *std::move(created)));
+  }
+  if (method == "PUT") {
+    if (collection) return ReplyError(response, MethodNotAllowedError(info, "update"));
+    absl::StatusOr<Json> body = Incoming(request, route);
+    if (!body.ok()) return ReplyError(response, body.status());
+    const Json& name = (*body)["metadata"]["name"];
+    if (name != route.name) {
+      return ReplyError(
+          response, BadRequestError(absl::StrCat(
+                        "the name of the object (", name.is_string() ? name.get<std::string>() : "",
+                        ") does not match the name on the URL (", route.name, ")")));
+    }
+    absl::StatusOr<Json> updated = route.status ? store_->UpdateStatus(route.kind, *std::move(body))
+                                                : store_->Update(route.kind, *std::move(body));
+    if (!updated.ok()) return ReplyError(response, updated.status());
+    return Reply(response, 200, Outgoing(route, *std::move(updated)));
+  }
+  if (method == "DELETE") {
+    if (route.status) return ReplyError(response, MethodNotAllowedError(info, "delete"));
+    if (collection) {
+      absl::StatusOr<ListOptions> options = ParseListOptions(request, route);
+      if (!options.ok()) return ReplyError(response, options.status());
+      return Reply(
+          response, 200,
+          ListObject(route, store_->DeleteCollection(route.kind, route.namespace_, *options)));
+    }
+    // DeleteOptions in the body may carry preconditions.
+    Preconditions preconditions;
+    if (!request.body.empty()) {
+      Json options = Json::parse(request.body, nullptr, /*allow_exceptions=*/false);
+      if (options.is_object() && options.contains("preconditions") &&
+          options["preconditions"].is_object()) {
+        preconditions.uid = options["preconditions"].value("uid", std::string());
+        preconditions.resource_version =
+            options["preconditions"].value("resourceVersion", std::string());
+      }
+    }
+    absl::StatusOr<DeleteResult> deleted =
+        store_->Delete(route.kind, route.namespace_, route.name, preconditions);
+    if (!deleted.ok()) return ReplyError(response, deleted.status());
+    if (!deleted->deleted) return Reply(response, 200, Outgoing(route, deleted->object));
+    // genericregistry.Store.Delete: a Status naming what went, so the client knows it is gone.
+    const Json& meta = deleted->object["metadata"];
+    return Reply(response, 200,
+                 {{"kind", "Status"},
+                  {"apiVersion", "v1"},
+                  {"metadata", Json::object()},
+                  {"status", "Success"},
+                  {"details",
+                   {{"name", meta.value("name", "")},
+                    {"group", info.group},
+                    {"kind", info.resource},
+                    {"uid", meta.value("uid", "")}}}});
+  }
+  ReplyError(response, MethodNotAllowedError(info, method == "PATCH" ? "patch" : method));
+}
+
+}  // namespace kdp::manager::resourceapi

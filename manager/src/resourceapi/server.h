@@ -1,0 +1,89 @@
+// ResourceApiServer: kdp-manager's local resource API, a small Kubernetes API server over plain
+// HTTP on 127.0.0.1 (cpp-httplib) serving resource.k8s.io v1 and v1beta1 ResourceSlices,
+// DeviceClasses, ResourceClaims (with /status) and ResourceClaimTemplates, the manager's Node
+// (GET /api/v1/nodes/<name>), discovery (/apis, /apis/resource.k8s.io[/<version>], /api,
+// /api/v1) and /version, from an ObjectStore. Every request must carry
+// `Authorization: Bearer <token>` (kubeconfig.h writes it for drivers); otherwise 401 with a
+// Kubernetes Status. Request bodies in either version are converted to v1 for the store and
+// answers back to the URL's version (conversion.h); errors are Kubernetes Status objects
+// (api_errors.h). What DRA drivers built on client-go need from it is in
+// /work/shared/reference/dra-client-go-contract.md; watches and protobuf bodies come next
+// (a watch request is answered 405 for now, a protobuf body 415).
+//
+// The manager's main constructs it over its store, calls Start, writes the kubeconfig with
+// port(), and calls Stop at shutdown.
+//
+// Thread-safety: thread-safe. Start, Stop and port may be called from any thread; Stop is
+// idempotent and may be called concurrently or without Start. Requests are served on the
+// server's own threads.
+#ifndef KDP_MANAGER_SRC_RESOURCEAPI_SERVER_H_
+#define KDP_MANAGER_SRC_RESOURCEAPI_SERVER_H_
+
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "manager/src/resourceapi/store.h"
+
+namespace httplib {
+class Server;
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace kdp::manager::resourceapi {
+
+struct ResourceApiServerOptions {
+  // Address to listen on. Only loopback is meant: the API has no TLS.
+  std::string host = "127.0.0.1";
+  // TCP port; 0 picks a free one (see port()).
+  int port = 0;
+  // The bearer token every request must present. Required (Start fails without it).
+  std::string token = {};
+  // The Kubernetes version /version reports (drivers may pick behaviour by it, e.g. NVIDIA's
+  // combined vs split slices below 1.35).
+  std::string kubernetes_version = "v1.34.0";
+  // Worker threads serving requests (long watches will hold one each).
+  int threads = 16;
+};
+
+class ResourceApiServer {
+ public:
+  // `store` is borrowed and must outlive the server.
+  ResourceApiServer(ObjectStore* store, ResourceApiServerOptions options);
+  // Stops the server if running.
+  ~ResourceApiServer();
+  ResourceApiServer(const ResourceApiServer&) = delete;
+  ResourceApiServer& operator=(const ResourceApiServer&) = delete;
+
+  // Binds and starts serving; returns once the listener accepts connections. INVALID_ARGUMENT
+  // without a token; FAILED_PRECONDITION when already started (or stopped: a server runs once);
+  // UNAVAILABLE when the address cannot be bound (port taken).
+  [[nodiscard]] absl::Status Start() ABSL_LOCKS_EXCLUDED(mu_);
+  // Stops accepting, finishes in-flight requests and joins the server thread. Idempotent.
+  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+  // The bound port once Start succeeded; 0 before.
+  int port() const ABSL_LOCKS_EXCLUDED(mu_);
+  // "http://127.0.0.1:<port>".
+  std::string url() const ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  void Handle(const httplib::Request& request, httplib::Response& response);
+
+  ObjectStore* const store_;
+  const ResourceApiServerOptions options_;
+  const std::unique_ptr<httplib::Server> http_;
+
+  mutable absl::Mutex mu_;
+  int port_ ABSL_GUARDED_BY(mu_) = 0;
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace kdp::manager::resourceapi
+
+#endif  // KDP_MANAGER_SRC_RESOURCEAPI_SERVER_H_

@@ -1,0 +1,222 @@
+// kdp::DraDriver is the base class a vendor subclasses to serve a Dynamic Resource Allocation
+// (DRA) driver on one node: Prepare() and Unprepare() claims the scheduler allocated, and Devices()
+// (the node's devices, published as ResourceSlices). kdp::DraRunner does the rest, as Go's
+// kubeletplugin helper does: it serves the kubelet's DRAPlugin service (v1 and v1beta1), registers
+// through the plugin watcher, GETs each ResourceClaim, passes only this driver's results and
+// configs, serializes the calls, keeps its own checkpoint of prepared claims (so Unprepare needs no
+// vendor state) and publishes one pool of ResourceSlices named after the node.
+// Not provided (vendor work, as with the Go helper): CDI specs, device-in-use checks, health.
+//
+// Thread-safety: Prepare() and Unprepare() are never called concurrently with each other (the
+// runner serializes them); Devices() may run concurrently with them. PublishDevices() may be
+// called from any thread, including from inside an override. DraRunner is thread-safe; Stop()
+// may be called more than once, concurrently, or without Start().
+#ifndef KDP_DRA_DRIVER_H_
+#define KDP_DRA_DRIVER_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace kdp {
+
+// Identifies a claim as the kubelet names it in NodePrepareResources/NodeUnprepareResources.
+struct ClaimRef {
+  std::string namespace_ = {};
+  std::string name = {};
+  std::string uid = {};
+
+  friend bool operator==(const ClaimRef&, const ClaimRef&) = default;
+};
+
+// One entry of status.allocation.devices.results whose driver is this driver.
+struct AllocatedDevice {
+  std::string request = {};  // "<request>" or "<request>/<subrequest>" (firstAvailable)
+  std::string driver = {};
+  std::string pool = {};
+  std::string device = {};
+  bool admin_access = false;
+  std::string share_id = {};  // consumable capacity (1.34+); empty when not shared
+
+  friend bool operator==(const AllocatedDevice&, const AllocatedDevice&) = default;
+};
+
+// One opaque configuration for this driver, from status.allocation.devices.config.
+struct OpaqueConfig {
+  std::string source = {};                 // "FromClass" or "FromClaim"
+  std::vector<std::string> requests = {};  // empty: applies to every request
+  std::string parameters_json = {};        // opaque.parameters, compact JSON
+  friend bool operator==(const OpaqueConfig&, const OpaqueConfig&) = default;
+};
+
+// A ResourceClaim as the driver needs it: the devices allocated to this driver and this driver's
+// configs, class configs first, then claim configs (later entries win, as upstream documents).
+struct Claim {
+  ClaimRef ref = {};
+  std::vector<AllocatedDevice> results = {};
+  std::vector<OpaqueConfig> configs = {};
+
+  friend bool operator==(const Claim&, const Claim&) = default;
+};
+
+// One device the driver prepared for a claim, as the kubelet receives it.
+struct PreparedDevice {
+  // Requests this device serves (subrequest suffixes are stripped by the SDK); empty: all.
+  std::vector<std::string> requests = {};
+  std::string pool = {};
+  std::string device = {};
+  std::vector<std::string> cdi_device_ids = {};  // fully qualified, e.g. "vendor.com/gpu=uid-gpu0"
+  std::string share_id = {};                     // sent on v1 only
+
+  friend bool operator==(const PreparedDevice&, const PreparedDevice&) = default;
+};
+
+// The outcome for one claim: an error fails this claim only (the kubelet retries it).
+struct PrepareResult {
+  absl::Status status = absl::OkStatus();
+  std::vector<PreparedDevice> devices = {};
+};
+
+// A ResourceSlice attribute value: intValue, boolValue, stringValue (≤ 64 bytes) or versionValue
+// (semantic version 2.0.0, ≤ 64 bytes).
+struct VersionValue {
+  std::string semver = {};
+  friend bool operator==(const VersionValue&, const VersionValue&) = default;
+};
+using AttributeValue = std::variant<int64_t, bool, std::string, VersionValue>;
+
+// A device as published in the node's ResourceSlice (resource.k8s.io/v1 Device).
+struct DraDevice {
+  std::string name = {};  // DNS label, unique among the driver's devices
+  // Keys: a C identifier (≤ 32) optionally prefixed "<dns subdomain>/"; ≤ 32 entries in total.
+  std::map<std::string, AttributeValue> attributes = {};
+  std::map<std::string, std::string> capacity = {};  // quantities, e.g. "80Gi"
+
+  friend bool operator==(const DraDevice&, const DraDevice&) = default;
+};
+
+namespace internal {
+class DraDriverLink;
+class DraRunnerImpl;
+}  // namespace internal
+
+// Base class of a DRA driver. Non-copyable, non-movable: the runner keeps a pointer to it.
+class DraDriver {
+ public:
+  // `driver_name` (e.g. "gpu.example.com") must be a DNS subdomain of at most 63 characters; the
+  // runner checks it.
+  explicit DraDriver(std::string driver_name);
+  virtual ~DraDriver();
+
+  DraDriver(const DraDriver&) = delete;
+  DraDriver& operator=(const DraDriver&) = delete;
+
+  const std::string& driver_name() const { return driver_name_; }
+
+  // Prepares `claims` (allocated, with UIDs checked against the API server) and returns one result
+  // per claim UID; a UID missing from the map fails that claim. Must be idempotent: the kubelet
+  // repeats NodePrepareResources (after a restart, a reboot), and the SDK calls Prepare again for a
+  // claim it already recorded, so a driver re-creates what vanished (CDI specs in a tmpfs
+  // /var/run/cdi, kubernetes#141433) and returns the same devices.
+  virtual std::map<std::string, PrepareResult> Prepare(const std::vector<Claim>& claims) = 0;
+
+  // Undoes Prepare for claims the SDK's checkpoint lists: every claim Prepare was called for,
+  // even when it failed (it may have done part of the work); claims never prepared, or already
+  // unprepared, succeed without a call. Returns one status per UID; a missing UID or an error
+  // keeps the claim recorded and the kubelet retries.
+  virtual std::map<std::string, absl::Status> Unprepare(const std::vector<ClaimRef>& claims) = 0;
+
+  // The node's devices, published as one pool named after the node. Called at Start() (an error
+  // fails it) and by PublishDevices().
+  virtual absl::StatusOr<std::vector<DraDevice>> Devices() = 0;
+
+  // Calls Devices() again, validates the result and hands it to the running runner's publisher,
+  // which reconciles the ResourceSlices in the background (retrying API errors with backoff).
+  // Returns Devices()' error or INVALID_ARGUMENT for an invalid device; OK without a running
+  // runner (nothing to publish yet).
+  absl::Status PublishDevices();
+
+ private:
+  friend class internal::DraRunnerImpl;
+
+  const std::string driver_name_;
+  const std::shared_ptr<internal::DraDriverLink> link_;
+};
+
+struct DraRunnerOptions {
+  // The kubelet's root directory: sockets in <root>/plugins/<driver>/ and <root>/plugins_registry/.
+  std::string kubelet_root = "/var/lib/kubelet";
+  // The node this driver runs on (slices' nodeName and pool name); empty: $NODE_NAME.
+  std::string node_name = {};
+  // Kubeconfig file; empty: $KUBECONFIG, then the in-cluster service account.
+  std::string kubeconfig = {};
+  // Timeout of each API server request.
+  absl::Duration api_timeout = absl::Seconds(10);
+  // Registration socket file name in plugins_registry; empty: "<driver>-reg.sock", or
+  // "<driver>-<instance_suffix>-reg.sock". Exclusive with instance_suffix.
+  std::string registration_socket_name = {};
+  // Rolling update (kubelet ≥ 1.33): e.g. the pod UID, giving per-instance socket names
+  // ("<driver>-<suffix>-reg.sock", "dra-<suffix>.sock") and a file lock (serialize.lock in the
+  // plugin directory) so that two instances serialize too. Letters, digits, '.', '_', '-'; ≤ 64.
+  std::string instance_suffix = {};
+  // Checkpoint of prepared claims; empty: <kubelet_root>/plugins/<driver>/checkpoint.json.
+  std::string checkpoint_path = {};
+  // Publish ResourceSlices (needs get on nodes and write access to resourceslices).
+  bool publish_resource_slices = true;
+  // First and longest wait between failed publication attempts (doubling in between).
+  absl::Duration publish_initial_backoff = absl::Milliseconds(500);
+  absl::Duration publish_max_backoff = absl::Seconds(30);
+  // How long Stop() lets open calls finish before cancelling them.
+  absl::Duration shutdown_grace = absl::Seconds(2);
+};
+
+class DraRunner {
+ public:
+  // Validates the options and the driver name (INVALID_ARGUMENT naming the rule broken) and builds
+  // the API client (its configuration error). Does not start anything.
+  static absl::StatusOr<std::unique_ptr<DraRunner>> Create(DraRunnerOptions options,
+                                                           std::unique_ptr<DraDriver> driver);
+  ~DraRunner();  // Stops.
+
+  DraRunner(const DraRunner&) = delete;
+  DraRunner& operator=(const DraRunner&) = delete;
+
+  // Reads the checkpoint (DATA_LOSS when corrupt), calls Devices() (its error; INVALID_ARGUMENT for
+  // an invalid device), serves the DRA socket, then the registration socket (INTERNAL or
+  // FAILED_PRECONDITION naming the path), and starts publishing. FAILED_PRECONDITION when called
+  // twice.
+  [[nodiscard]] absl::Status Start();
+
+  // Stops serving registration, then the DRA service, removes both sockets and stops publishing
+  // (slices stay; the kubelet deletes them when the driver deregisters). Idempotent.
+  void Stop();
+
+  // True after the kubelet reported plugin_registered=true, until it reports a failure.
+  bool registered() const;
+  // Blocks until registered() or `timeout` passes; returns registered().
+  bool WaitForRegistration(absl::Duration timeout) const;
+
+  // The driver, valid while the runner lives.
+  DraDriver& driver() const;
+
+ private:
+  friend class internal::DraRunnerImpl;
+  explicit DraRunner(std::unique_ptr<internal::DraRunnerImpl> impl);
+  std::unique_ptr<internal::DraRunnerImpl> impl_;
+};
+
+// For a driver's main(): blocks SIGTERM and SIGINT, creates and starts a runner, waits for one of
+// them, stops and returns the exit status (0 after a clean stop, 1 when it failed to start, with
+// the reason logged).
+int RunDraDriverUntilSignal(DraRunnerOptions options, std::unique_ptr<DraDriver> driver);
+
+}  // namespace kdp
+
+#endif  // KDP_DRA_DRIVER_H_

@@ -1,0 +1,47 @@
+// The plugin-watcher registration service of a DRA driver (pluginregistration.Registration on
+// <kubelet_root>/plugins_registry/<driver>[-<suffix>]-reg.sock), as the Go helper's
+// registrationServer: GetInfo answers {type "DRAPlugin", name <driver>, endpoint <absolute DRA
+// socket path>, supported_versions ["v1.DRAPlugin", "v1beta1.DRAPlugin"]} (preferred first: a
+// 1.34+ kubelet picks the first it supports); NotifyRegistrationStatus records the status and, as
+// upstream, answers an error ("failed registration process: <error>") when plugin_registered is
+// false. Private to the SDK.
+//
+// Thread-safety: thread-safe.
+#ifndef KDP_SDK_SRC_DRA_REGISTRATION_H_
+#define KDP_SDK_SRC_DRA_REGISTRATION_H_
+
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "pluginregistration/v1/api.grpc.pb.h"
+
+namespace kdp::internal {
+
+class DraRegistrationService final : public pluginregistration::Registration::Service {
+ public:
+  DraRegistrationService(std::string driver, std::string dra_endpoint)
+      : driver_(std::move(driver)), dra_endpoint_(std::move(dra_endpoint)) {}
+
+  grpc::Status GetInfo(grpc::ServerContext* context, const pluginregistration::InfoRequest* request,
+                       pluginregistration::PluginInfo* response) override;
+  grpc::Status NotifyRegistrationStatus(
+      grpc::ServerContext* context, const pluginregistration::RegistrationStatus* request,
+      pluginregistration::RegistrationStatusResponse* response) override ABSL_LOCKS_EXCLUDED(mu_);
+
+  // The last status the kubelet reported: true after plugin_registered=true, false before any
+  // report and after a failure.
+  bool registered() const ABSL_LOCKS_EXCLUDED(mu_);
+  bool WaitForRegistration(absl::Duration timeout) const ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  const std::string driver_;
+  const std::string dra_endpoint_;
+  mutable absl::Mutex mu_;
+  bool registered_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace kdp::internal
+
+#endif  // KDP_SDK_SRC_DRA_REGISTRATION_H_

@@ -1,0 +1,389 @@
+#include "manager/src/resourceapi/codec.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "manager/src/resourceapi/api_errors.h"
+
+namespace kdp::manager::resourceapi {
+namespace {
+
+using ::testing::HasSubstr;
+using Json = nlohmann::json;
+
+Json ValidSlice() {
+  return Json::parse(R"({
+    "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+    "metadata": {"name": "node-1-gpu.example.com-abcde"},
+    "spec": {"driver": "gpu.example.com", "nodeName": "node-1",
+             "pool": {"name": "node-1", "generation": 1, "resourceSliceCount": 1},
+             "devices": [{"name": "gpu-0",
+                          "attributes": {"index": {"int": 0}, "model": {"string": "LATEST"},
+                                         "driverVersion": {"version": "1.0.0"},
+                                         "gpu.example.com/healthy": {"bool": true}},
+                          "capacity": {"memory": {"value": "80Gi"}}}]}})");
+}
+
+Json ValidClaim() {
+  return Json::parse(R"({
+    "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+    "metadata": {"name": "claim-1", "namespace": "default"},
+    "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}})");
+}
+
+// Expects an Invalid (422) error whose message names `text`.
+void ExpectInvalid(const absl::Status& status, const std::string& text) {
+  ASSERT_FALSE(status.ok()) << "expected: " << text;
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Reason(status), "Invalid") << status.message();
+  EXPECT_EQ(HttpCode(status), 422);
+  EXPECT_THAT(std::string(status.message()), HasSubstr(text));
+}
+
+TEST(Codec, DecodesValidSlice) {
+  absl::StatusOr<ResourceSlice> slice = DecodeResourceSlice(ValidSlice());
+  ASSERT_TRUE(slice.ok()) << slice.status();
+  EXPECT_EQ(slice->spec.driver, "gpu.example.com");
+  EXPECT_EQ(slice->spec.node_name, "node-1");
+  EXPECT_EQ(slice->spec.pool.resource_slice_count, 1);
+  ASSERT_EQ(slice->spec.devices.size(), 1u);
+  const Device& d = slice->spec.devices[0];
+  EXPECT_EQ(d.attributes.at("index").int_value, 0);
+  EXPECT_EQ(d.attributes.at("model").string_value, "LATEST");
+  EXPECT_EQ(d.attributes.at("driverVersion").version_value, "1.0.0");
+  EXPECT_EQ(d.attributes.at("gpu.example.com/healthy").bool_value, true);
+  EXPECT_EQ(d.capacity.at("memory").value, "80Gi");
+}
+
+TEST(Codec, SliceEncodeDecodeRoundTrip) {
+  absl::StatusOr<ResourceSlice> slice = DecodeResourceSlice(ValidSlice());
+  ASSERT_TRUE(slice.ok());
+  absl::StatusOr<ResourceSlice> again = DecodeResourceSlice(EncodeResourceSlice(*slice));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, *slice);
+}
+
+TEST(Codec, ErrorNamesKindNameAndField) {
+  Json slice = ValidSlice();
+  slice["spec"]["devices"][0]["name"] = "GPU_0";
+  absl::Status s = DecodeResourceSlice(slice).status();
+  ExpectInvalid(s,
+                "ResourceSlice.resource.k8s.io \"node-1-gpu.example.com-abcde\" is invalid: "
+                "spec.devices[0].name: Invalid value: \"GPU_0\": a lowercase RFC 1123 label");
+  Json status = ToStatusObject(s);
+  EXPECT_EQ(status["details"]["kind"], "ResourceSlice");
+  EXPECT_EQ(status["details"]["causes"][0]["field"], "spec.devices[0].name");
+  EXPECT_EQ(status["details"]["causes"][0]["reason"], "FieldValueInvalid");
+}
+
+TEST(Codec, SeveralErrorsAreAggregatedInBrackets) {
+  Json slice = ValidSlice();
+  slice["spec"]["driver"] = "";
+  slice["spec"]["pool"]["resourceSliceCount"] = 0;
+  absl::Status s = DecodeResourceSlice(slice).status();
+  ExpectInvalid(s,
+                "is invalid: [spec.driver: Required value, spec.pool.resourceSliceCount: "
+                "Invalid value: 0: must be greater than zero]");
+}
+
+TEST(Codec, SliceNameRules) {
+  Json slice = ValidSlice();
+  slice["metadata"]["name"] = "Bad_Name";
+  ExpectInvalid(DecodeResourceSlice(slice).status(), "metadata.name: Invalid value: \"Bad_Name\"");
+  slice["metadata"].erase("name");
+  ExpectInvalid(DecodeResourceSlice(slice).status(),
+                "metadata.name: Required value: name or generateName is required");
+}
+
+TEST(Codec, DriverNameRules) {
+  Json slice = ValidSlice();
+  slice["spec"]["driver"] = "not_a_domain";
+  ExpectInvalid(DecodeResourceSlice(slice).status(),
+                "spec.driver: Invalid value: \"not_a_domain\"");
+  slice["spec"]["driver"] = std::string(64, 'a');
+  ExpectInvalid(DecodeResourceSlice(slice).status(),
+                "spec.driver: Too long: may not be more than 63 bytes");
+  // Upper case is accepted: upstream lower-cases before the subdomain check.
+  slice["spec"]["driver"] = "GPU.example.com";
+  EXPECT_TRUE(DecodeResourceSlice(slice).ok());
+}
+
+TEST(Codec, ExactlyOneNodeSelection) {
+  Json slice = ValidSlice();
+  slice["spec"].erase("nodeName");
+  ExpectInvalid(DecodeResourceSlice(slice).status(),
+                "spec: Required value: exactly one of `nodeName`, `nodeSelector`, `allNodes`");
+  slice["spec"]["nodeName"] = "node-1";
+  slice["spec"]["allNodes"] = true;
+  ExpectInvalid(DecodeResourceSlice(slice).status(),
+                "spec: Invalid value: \"{`nodeName`, `allNodes`}\": exactly one of");
+  slice["spec"].erase("nodeName");
+  EXPECT_TRUE(DecodeResourceSlice(slice).ok());
+}
+
+TEST(Codec, DeviceNamesUniqueAndAtMost128) {
+  Json slice = ValidSlice();
+  slice["spec"]["devices"].push_back({{"name", "gpu-0"}});
+  ExpectInvalid(DecodeResourceSlice(slice).status(),
+                "spec.devices[1].name: Duplicate value: \"gpu-0\"");
+  slice["spec"]["devices"] = Json::array();
+  for (int i = 0; i < 129; ++i)
+    slice["spec"]["devices"].push_back({{"name", "d" + std::to_string(i)}});
+  ExpectInvalid(DecodeResourceSlice(slice).status(),
+                "spec.devices: Too many: 129: must have at most 128 items");
+  slice["spec"]["devices"].erase(128);
+  EXPECT_TRUE(DecodeResourceSlice(slice).ok());
+}
+
+TEST(Codec, AttributeNeedsExactlyOneValue) {
+  Json slice = ValidSlice();
+  slice["spec"]["devices"][0]["attributes"]["index"] = {{"int", 1}, {"string", "x"}};
+  ExpectInvalid(DecodeResourceSlice(slice).status(),
+                "spec.devices[0].attributes[index]: Invalid value: \"{int, string}\": exactly one "
+                "value must be specified");
+  slice["spec"]["devices"][0]["attributes"]["index"] = Json::object();
+  ExpectInvalid(DecodeResourceSlice(slice).status(),
+                "spec.devices[0].attributes[index]: Required value: exactly one value must be "
+                "specified");
+}
+
+TEST(Codec, AttributeValueRules) {
+  Json slice = ValidSlice();
+  slice["spec"]["devices"][0]["attributes"]["driverVersion"] = {{"version", "1.0"}};
+  ExpectInvalid(DecodeResourceSlice(slice).status(),
+                "attributes[driverVersion].version: Invalid value: \"1.0\": must be a string "
+                "compatible with semver.org spec 2.0.0");
+  slice = ValidSlice();
+  slice["spec"]["devices"][0]["attributes"]["model"] = {{"string", std::string(65, 'x')}};
+  ExpectInvalid(DecodeResourceSlice(slice).status(),
+                "attributes[model].string: Too long: may not be more than 64 bytes");
+}
+
+TEST(Codec, QualifiedNames) {
+  Json slice = ValidSlice();
+  auto& attrs = slice["spec"]["devices"][0]["attributes"];
+  attrs["9lives"] = {{"int", 1}};
+  ExpectInvalid(DecodeResourceSlice(slice).status(),
+                "spec.devices[0].attributes[9lives]: Invalid value: \"9lives\": a valid C "
+                "identifier");
+  attrs.erase("9lives");
+  attrs["a/b/c"] = {{"int", 1}};
+  ExpectInvalid(DecodeResourceSlice(slice).status(),
+                "must be either a C identifier or a domain followed by a slash");
+  attrs.erase("a/b/c");
+  attrs["/x"] = {{"int", 1}};
+  ExpectInvalid(DecodeResourceSlice(slice).status(),
+                "attributes[/x]: Required value: the domain must not be empty");
+  attrs.erase("/x");
+  attrs["example.com/ok_name"] = {{"int", 1}};
+  EXPECT_TRUE(DecodeResourceSlice(slice).ok());
+}
+
+TEST(Codec, AtMost32AttributesAndCapacities) {
+  Json slice = ValidSlice();
+  Json& device = slice["spec"]["devices"][0];
+  for (int i = 0; i < 28; ++i) device["attributes"]["a" + std::to_string(i)] = {{"int", i}};
+  ASSERT_EQ(device["attributes"].size() + device["capacity"].size(), 33u);
+  ExpectInvalid(DecodeResourceSlice(slice).status(),
+                "spec.devices[0]: Invalid value: 33: the total number of attributes and "
+                "capacities must not exceed 32");
+  device["attributes"].erase("a0");
+  EXPECT_TRUE(DecodeResourceSlice(slice).ok());
+}
+
+TEST(Codec, BadQuantityIsBadRequest) {
+  Json slice = ValidSlice();
+  slice["spec"]["devices"][0]["capacity"]["memory"]["value"] = "80GB";
+  absl::Status s = DecodeResourceSlice(slice).status();
+  EXPECT_EQ(Reason(s), "BadRequest");
+  EXPECT_EQ(HttpCode(s), 400);
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("ResourceSlice in version \"v1\" cannot be handled as a ResourceSlice: "
+                        "spec.devices[0].capacity[memory].value: quantity \"80GB\" is invalid"));
+}
+
+TEST(Codec, WrongJsonTypeIsBadRequest) {
+  Json claim = ValidClaim();
+  claim["spec"]["devices"]["requests"][0]["exactly"]["count"] = "2";
+  absl::Status s = DecodeResourceClaim(claim).status();
+  EXPECT_EQ(Reason(s), "BadRequest");
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("cannot unmarshal string into Go struct field "
+                        "spec.devices.requests[0].exactly.count of type int64"));
+}
+
+TEST(Codec, NormalizeCanonicalizesQuantitiesAndDefaultsRequests) {
+  Json slice = ValidSlice();
+  slice["spec"]["devices"][0]["capacity"]["cores"] = {{"value", 1000}};
+  Normalize(Kind::kResourceSlice, &slice);
+  EXPECT_EQ(slice["spec"]["devices"][0]["capacity"]["cores"]["value"], "1k");
+  EXPECT_EQ(slice["spec"]["devices"][0]["capacity"]["memory"]["value"], "80Gi");
+
+  Json claim = ValidClaim();
+  claim["spec"]["devices"]["requests"].push_back(
+      {{"name", "alt"},
+       {"firstAvailable", {{{"name", "a"}, {"deviceClassName", "c"}, {"allocationMode", "All"}}}}});
+  Normalize(Kind::kResourceClaim, &claim);
+  const Json& exactly = claim["spec"]["devices"]["requests"][0]["exactly"];
+  EXPECT_EQ(exactly["allocationMode"], "ExactCount");
+  EXPECT_EQ(exactly["count"], 1);
+  const Json& sub = claim["spec"]["devices"]["requests"][1]["firstAvailable"][0];
+  EXPECT_EQ(sub["allocationMode"], "All");
+  EXPECT_FALSE(sub.contains("count"));
+}
+
+TEST(Codec, ClaimDefaultsAndDecodes) {
+  absl::StatusOr<ResourceClaim> claim = DecodeResourceClaim(ValidClaim());
+  ASSERT_TRUE(claim.ok()) << claim.status();
+  ASSERT_EQ(claim->spec.devices.requests.size(), 1u);
+  const ExactDeviceRequest& r = *claim->spec.devices.requests[0].exactly;
+  EXPECT_EQ(r.device_class_name, "gpu.example.com");
+  EXPECT_EQ(r.allocation_mode, kAllocationModeExactCount);
+  EXPECT_EQ(r.count, 1);
+}
+
+TEST(Codec, ExactlyOneOfExactlyAndFirstAvailable) {
+  Json claim = ValidClaim();
+  Json& req = claim["spec"]["devices"]["requests"][0];
+  req["firstAvailable"] = {{{"name", "a"}, {"deviceClassName", "c"}}};
+  ExpectInvalid(DecodeResourceClaim(claim).status(),
+                "spec.devices.requests[0]: Forbidden: exactly one of `exactly` or "
+                "`firstAvailable` is required, but multiple fields are set");
+  req.erase("exactly");
+  req.erase("firstAvailable");
+  ExpectInvalid(DecodeResourceClaim(claim).status(),
+                "spec.devices.requests[0]: Required value: exactly one of `exactly` or "
+                "`firstAvailable` is required");
+}
+
+TEST(Codec, AllocationModeAndCount) {
+  Json claim = ValidClaim();
+  Json& exactly = claim["spec"]["devices"]["requests"][0]["exactly"];
+  exactly["count"] = -1;
+  ExpectInvalid(DecodeResourceClaim(claim).status(),
+                "spec.devices.requests[0].exactly.count: Invalid value: -1: must be greater than "
+                "zero");
+  exactly["allocationMode"] = "All";
+  exactly["count"] = 2;
+  ExpectInvalid(DecodeResourceClaim(claim).status(),
+                "spec.devices.requests[0].exactly.count: Invalid value: 2: must not be specified "
+                "when allocationMode is 'All'");
+  exactly.erase("count");
+  EXPECT_TRUE(DecodeResourceClaim(claim).ok());
+  exactly["allocationMode"] = "Some";
+  ExpectInvalid(DecodeResourceClaim(claim).status(),
+                "spec.devices.requests[0].exactly.allocationMode: Unsupported value: \"Some\": "
+                "supported values: \"All\", \"ExactCount\"");
+  exactly["allocationMode"] = "ExactCount";
+  exactly["count"] = 0;  // omitempty: 0 is "unset" and defaults to 1
+  absl::StatusOr<ResourceClaim> decoded = DecodeResourceClaim(claim);
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(decoded->spec.devices.requests[0].exactly->count, 1);
+}
+
+TEST(Codec, RequestNamesAndClassNames) {
+  Json claim = ValidClaim();
+  claim["spec"]["devices"]["requests"].push_back(claim["spec"]["devices"]["requests"][0]);
+  ExpectInvalid(DecodeResourceClaim(claim).status(),
+                "spec.devices.requests[1].name: Duplicate value: \"gpu\"");
+  claim = ValidClaim();
+  claim["spec"]["devices"]["requests"][0]["exactly"].erase("deviceClassName");
+  ExpectInvalid(DecodeResourceClaim(claim).status(),
+                "spec.devices.requests[0].exactly.deviceClassName: Required value");
+}
+
+TEST(Codec, ConfigAndConstraintReferences) {
+  Json claim = ValidClaim();
+  claim["spec"]["devices"]["config"] = {
+      {{"requests", {"nope"}},
+       {"opaque", {{"driver", "gpu.example.com"}, {"parameters", {{"a", 1}}}}}}};
+  ExpectInvalid(DecodeResourceClaim(claim).status(),
+                "spec.devices.config[0].requests[0]: Invalid value: \"nope\": must be the name of "
+                "a request in the claim");
+  claim["spec"]["devices"]["config"][0]["requests"] = {"gpu"};
+  claim["spec"]["devices"]["config"][0]["opaque"]["parameters"] = "text";
+  ExpectInvalid(DecodeResourceClaim(claim).status(),
+                "spec.devices.config[0].opaque.parameters: Invalid value: \"<value omitted>\": "
+                "parameters must be a valid JSON object");
+  claim["spec"]["devices"]["config"][0]["opaque"]["parameters"] = {{"a", 1}};
+  claim["spec"]["devices"]["constraints"] = {{{"matchAttribute", "model"}}};
+  ExpectInvalid(DecodeResourceClaim(claim).status(),
+                "spec.devices.constraints[0].matchAttribute: Required value: must include a "
+                "domain");
+  claim["spec"]["devices"]["constraints"][0]["matchAttribute"] = "gpu.example.com/model";
+  EXPECT_TRUE(DecodeResourceClaim(claim).ok()) << DecodeResourceClaim(claim).status();
+}
+
+TEST(Codec, ClaimStatusRoundTripAndRules) {
+  ResourceClaim claim = *DecodeResourceClaim(ValidClaim());
+  AllocationResult alloc;
+  alloc.results.push_back({.request = "gpu",
+                           .driver = "gpu.example.com",
+                           .pool = "node-1",
+                           .device = "gpu-0",
+                           .admin_access = std::nullopt,
+                           .share_id = std::nullopt});
+  alloc.config.push_back({.source = kConfigSourceFromClass,
+                          .requests = {},
+                          .opaque = {.driver = "gpu.example.com", .parameters = {{"k", "v"}}}});
+  alloc.node_selector = Json{{"nodeSelectorTerms", Json::array()}};
+  claim.status.allocation = alloc;
+  claim.status.reserved_for.push_back(
+      {.api_group = "", .resource = "pods", .name = "pod-1", .uid = "uid-1"});
+  Json encoded = EncodeResourceClaim(claim);
+  EXPECT_EQ(encoded["status"]["allocation"]["devices"]["results"][0]["device"], "gpu-0");
+  EXPECT_EQ(encoded["status"]["allocation"]["devices"]["config"][0]["source"], "FromClass");
+  EXPECT_EQ(encoded["status"]["reservedFor"][0]["uid"], "uid-1");
+  absl::StatusOr<ResourceClaim> again = DecodeResourceClaim(encoded);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, claim);
+
+  Json bad = encoded;
+  bad["status"]["reservedFor"].push_back(bad["status"]["reservedFor"][0]);
+  ExpectInvalid(DecodeResourceClaim(bad).status(),
+                "status.reservedFor[1].uid: Duplicate value: \"uid-1\"");
+  bad = encoded;
+  bad["status"].erase("allocation");
+  ExpectInvalid(DecodeResourceClaim(bad).status(),
+                "status.reservedFor: Forbidden: may not be specified when `allocated` is not set");
+  bad = encoded;
+  bad["status"]["allocation"]["devices"]["config"][0]["source"] = "FromNowhere";
+  ExpectInvalid(DecodeResourceClaim(bad).status(),
+                "status.allocation.devices.config[0].source: Unsupported value");
+  bad = encoded;
+  bad["status"]["allocation"]["devices"]["results"][0]["request"] = "other";
+  ExpectInvalid(DecodeResourceClaim(bad).status(),
+                "status.allocation.devices.results[0].request: Invalid value: \"other\"");
+}
+
+TEST(Codec, DeviceClassAndTemplate) {
+  Json cls = {
+      {"metadata", {{"name", "gpu.example.com"}}},
+      {"spec",
+       {{"selectors", {{{"cel", {{"expression", "device.driver == 'gpu.example.com'"}}}}}},
+        {"config", {{{"opaque", {{"driver", "gpu.example.com"}, {"parameters", {{"x", 1}}}}}}}}}}};
+  absl::StatusOr<DeviceClass> decoded = DecodeDeviceClass(cls);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->spec.selectors[0].cel_expression, "device.driver == 'gpu.example.com'");
+  EXPECT_EQ(*DecodeDeviceClass(EncodeDeviceClass(*decoded)), *decoded);
+  cls["spec"]["selectors"][0]["cel"]["expression"] = "";
+  ExpectInvalid(DecodeDeviceClass(cls).status(),
+                "spec.selectors[0].cel.expression: Required value");
+
+  Json tmpl = {
+      {"metadata", {{"name", "t"}, {"namespace", "default"}}},
+      {"spec", {{"metadata", {{"labels", {{"a", "b"}}}}}, {"spec", ValidClaim()["spec"]}}}};
+  absl::StatusOr<ResourceClaimTemplate> t = DecodeResourceClaimTemplate(tmpl);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->spec.metadata.labels.at("a"), "b");
+  EXPECT_EQ(*DecodeResourceClaimTemplate(EncodeResourceClaimTemplate(*t)), *t);
+  tmpl["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"] = -3;
+  ExpectInvalid(DecodeResourceClaimTemplate(tmpl).status(),
+                "spec.spec.devices.requests[0].exactly.count: Invalid value: -3");
+  tmpl["metadata"].erase("namespace");
+  ExpectInvalid(DecodeResourceClaimTemplate(tmpl).status(), "metadata.namespace: Required value");
+}
+
+}  // namespace
+}  // namespace kdp::manager::resourceapi

@@ -1,0 +1,66 @@
+#include "manager/src/resourceapi/kubeconfig.h"
+
+#include <sys/stat.h>
+
+#include <set>
+
+#include "common/durable_file.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/temp_dir.h"
+#include "yaml-cpp/yaml.h"
+
+namespace kdp::manager::resourceapi {
+namespace {
+
+mode_t ModeOf(const std::string& path) {
+  struct stat st {};
+  EXPECT_EQ(stat(path.c_str(), &st), 0) << path;
+  return st.st_mode & 07777;
+}
+
+TEST(Kubeconfig, TokensAreLongRandomHex) {
+  std::set<std::string> seen;
+  for (int i = 0; i < 8; ++i) {
+    absl::StatusOr<std::string> token = GenerateBearerToken();
+    ASSERT_TRUE(token.ok());
+    EXPECT_THAT(*token, ::testing::MatchesRegex("[0-9a-f]{64}"));
+    seen.insert(*token);
+  }
+  EXPECT_EQ(seen.size(), 8u);
+}
+
+TEST(Kubeconfig, WritesPrivateStandardKubeconfig) {
+  testing::TempDir root;
+  ASSERT_EQ(mkdir(root.Path("kdp").c_str(), 0755), 0);  // an existing, too-open directory
+  absl::StatusOr<std::string> path = WriteKubeconfig(root.path(), 43210, "tok123");
+  ASSERT_TRUE(path.ok()) << path.status();
+  EXPECT_EQ(*path, root.path() + "/kdp/kubeconfig");
+  EXPECT_EQ(ModeOf(root.Path("kdp")), 0700u);
+  EXPECT_EQ(ModeOf(*path), 0600u);
+
+  YAML::Node config = YAML::Load(*ReadFile(*path));
+  EXPECT_EQ(config["apiVersion"].as<std::string>(), "v1");
+  EXPECT_EQ(config["kind"].as<std::string>(), "Config");
+  EXPECT_EQ(config["current-context"].as<std::string>(), "kdp");
+  EXPECT_EQ(config["clusters"][0]["name"].as<std::string>(), "kdp");
+  EXPECT_EQ(config["clusters"][0]["cluster"]["server"].as<std::string>(), "http://127.0.0.1:43210");
+  EXPECT_EQ(config["users"][0]["name"].as<std::string>(), "kdp");
+  EXPECT_EQ(config["users"][0]["user"]["token"].as<std::string>(), "tok123");
+  EXPECT_EQ(config["contexts"][0]["name"].as<std::string>(), "kdp");
+  EXPECT_EQ(config["contexts"][0]["context"]["cluster"].as<std::string>(), "kdp");
+  EXPECT_EQ(config["contexts"][0]["context"]["user"].as<std::string>(), "kdp");
+
+  // Rewriting replaces the token.
+  ASSERT_TRUE(WriteKubeconfig(root.path(), 1, "tok456").ok());
+  EXPECT_EQ(YAML::Load(*ReadFile(*path))["users"][0]["user"]["token"].as<std::string>(), "tok456");
+}
+
+TEST(Kubeconfig, MissingRootIsNotFound) {
+  testing::TempDir root;
+  EXPECT_EQ(WriteKubeconfig(root.Path("absent"), 1, "t").status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace kdp::manager::resourceapi

@@ -1,0 +1,351 @@
+#include "manager/src/resourceapi/server.h"
+
+#include <memory>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "httplib.h"
+
+namespace kdp::manager::resourceapi {
+namespace {
+
+using ::testing::HasSubstr;
+using Json = nlohmann::json;
+
+constexpr char kToken[] = "0123456789abcdef0123456789abcdef";
+constexpr char kV1[] = "/apis/resource.k8s.io/v1";
+constexpr char kV1beta1[] = "/apis/resource.k8s.io/v1beta1";
+
+class ResourceApiServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_ = std::make_unique<ResourceApiServer>(
+        &store_, ResourceApiServerOptions{.token = kToken, .threads = 4});
+    ASSERT_TRUE(server_->Start().ok());
+    ASSERT_GT(server_->port(), 0);
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
+    client_->set_bearer_token_auth(kToken);
+  }
+  void TearDown() override { server_->Stop(); }
+
+  // The answer's status code and parsed body.
+  std::pair<int, Json> Do(const std::string& method, const std::string& path,
+                          const Json& body = nullptr) {
+    httplib::Result r(nullptr, httplib::Error::Unknown);
+    if (method == "GET") r = client_->Get(path);
+    if (method == "POST") r = client_->Post(path, body.dump(), "application/json");
+    if (method == "PUT") r = client_->Put(path, body.dump(), "application/json");
+    if (method == "DELETE") r = client_->Delete(path);
+    if (!r) return {0, nullptr};
+    return {r->status, Json::parse(r->body, nullptr, false)};
+  }
+
+  ObjectStore store_{StoreOptions{.node_name = "node-1"}};
+  std::unique_ptr<ResourceApiServer> server_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+Json V1beta1Slice() {
+  return Json::parse(R"({
+    "apiVersion": "resource.k8s.io/v1beta1", "kind": "ResourceSlice",
+    "metadata": {"generateName": "node-1-gpu.example.com-",
+                 "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": "node-1",
+                                      "uid": "x", "controller": true}]},
+    "spec": {"driver": "gpu.example.com", "nodeName": "node-1", "allNodes": false,
+             "pool": {"name": "node-1", "generation": 1, "resourceSliceCount": 1},
+             "devices": [{"name": "gpu-0", "basic": {"attributes": {"index": {"int": 0}},
+                                                     "capacity": {"memory": {"value": "80Gi"}}}}]}})");
+}
+
+Json V1Slice(const std::string& name, const std::string& node) {
+  return {{"apiVersion", "resource.k8s.io/v1"},
+          {"kind", "ResourceSlice"},
+          {"metadata", {{"name", name}}},
+          {"spec",
+           {{"driver", "tpu.example.com"},
+            {"nodeName", node},
+            {"pool", {{"name", node}, {"generation", 1}, {"resourceSliceCount", 1}}},
+            {"devices", {{{"name", "tpu-0"}, {"attributes", {{"index", {{"int", 0}}}}}}}}}}};
+}
+
+Json V1beta1Claim(const std::string& name) {
+  return {
+      {"apiVersion", "resource.k8s.io/v1beta1"},
+      {"kind", "ResourceClaim"},
+      {"metadata", {{"name", name}}},
+      {"spec",
+       {{"devices", {{"requests", {{{"name", "gpu"}, {"deviceClassName", "gpu.example.com"}}}}}}}}};
+}
+
+TEST_F(ResourceApiServerTest, RejectsMissingOrWrongToken) {
+  httplib::Client anonymous("127.0.0.1", server_->port());
+  for (const char* auth : {"", "Bearer wrong", "Basic abc"}) {
+    httplib::Headers headers;
+    if (*auth != '\0') headers.emplace("Authorization", auth);
+    auto r = anonymous.Get("/apis/resource.k8s.io/v1/resourceslices", headers);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 401) << auth;
+    EXPECT_EQ(Json::parse(r->body),
+              Json::parse(R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
+                              "message":"Unauthorized","reason":"Unauthorized","code":401})"));
+  }
+  auto r = anonymous.Get("/version");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 401);
+}
+
+TEST_F(ResourceApiServerTest, Discovery) {
+  auto [code, version] = Do("GET", "/version");
+  EXPECT_EQ(code, 200);
+  EXPECT_EQ(version["gitVersion"], "v1.34.0");
+  EXPECT_EQ(version["minor"], "34");
+  auto [gcode, group] = Do("GET", "/apis/resource.k8s.io");
+  EXPECT_EQ(gcode, 200);
+  EXPECT_EQ(group["preferredVersion"]["version"], "v1");
+  auto [rcode, resources] = Do("GET", kV1beta1);
+  EXPECT_EQ(rcode, 200);
+  EXPECT_EQ(resources["kind"], "APIResourceList");
+  EXPECT_EQ(resources["groupVersion"], "resource.k8s.io/v1beta1");
+  std::vector<std::string> names;
+  for (const Json& r : resources["resources"]) names.push_back(r["name"]);
+  EXPECT_THAT(names, ::testing::IsSupersetOf({"resourceslices", "deviceclasses", "resourceclaims",
+                                              "resourceclaims/status", "resourceclaimtemplates"}));
+  auto [ucode, unknown] = Do("GET", "/apis/resource.k8s.io/v1beta2/resourceslices");
+  EXPECT_EQ(ucode, 404);
+  EXPECT_EQ(unknown["reason"], "NotFound");
+  EXPECT_EQ(unknown["message"], "the server could not find the requested resource");
+  EXPECT_EQ(Do("GET", "/apis/resource.k8s.io/v1/widgets").first, 404);
+  EXPECT_EQ(Do("GET", "/apis/resource.k8s.io/v1/namespaces/default/resourceslices").first, 404);
+}
+
+TEST_F(ResourceApiServerTest, NodeGet) {
+  auto [code, node] = Do("GET", "/api/v1/nodes/node-1");
+  EXPECT_EQ(code, 200);
+  EXPECT_EQ(node["kind"], "Node");
+  EXPECT_EQ(node["metadata"]["uid"], store_.node_uid());
+  EXPECT_EQ(Do("GET", "/api/v1/nodes/node-2").first, 404);
+  EXPECT_EQ(Do("DELETE", "/api/v1/nodes/node-1").first, 405);
+}
+
+TEST_F(ResourceApiServerTest, SlicePostedThroughV1beta1ReadsBackThroughV1) {
+  auto [code, created] = Do("POST", std::string(kV1beta1) + "/resourceslices", V1beta1Slice());
+  ASSERT_EQ(code, 201) << created.dump();
+  EXPECT_EQ(created["apiVersion"], "resource.k8s.io/v1beta1");
+  const std::string name = created["metadata"]["name"];
+  EXPECT_THAT(name, ::testing::StartsWith("node-1-gpu.example.com-"));
+  EXPECT_FALSE(created["metadata"]["uid"].get<std::string>().empty());
+  // The echo is the full object the client sent, plus what the server assigns.
+  EXPECT_EQ(created["spec"], V1beta1Slice()["spec"]);
+  EXPECT_EQ(created["metadata"]["ownerReferences"], V1beta1Slice()["metadata"]["ownerReferences"]);
+
+  auto [gcode, v1] = Do("GET", std::string(kV1) + "/resourceslices/" + name);
+  ASSERT_EQ(gcode, 200);
+  EXPECT_EQ(v1["apiVersion"], "resource.k8s.io/v1");
+  EXPECT_EQ(v1["spec"]["devices"][0]["capacity"]["memory"]["value"], "80Gi");
+  EXPECT_FALSE(v1["spec"]["devices"][0].contains("basic"));
+
+  // PUT through v1 with the server's metadata; read back through v1beta1.
+  v1["spec"]["devices"][0]["attributes"]["index"]["int"] = 7;
+  auto [pcode, put] = Do("PUT", std::string(kV1) + "/resourceslices/" + name, v1);
+  ASSERT_EQ(pcode, 200) << put.dump();
+  EXPECT_EQ(put["metadata"]["generation"], 2);
+  auto [bcode, beta] = Do("GET", std::string(kV1beta1) + "/resourceslices/" + name);
+  ASSERT_EQ(bcode, 200);
+  EXPECT_EQ(beta["spec"]["devices"][0]["basic"]["attributes"]["index"]["int"], 7);
+
+  // A second PUT with the old resourceVersion conflicts.
+  auto [ccode, conflict] = Do("PUT", std::string(kV1) + "/resourceslices/" + name, v1);
+  EXPECT_EQ(ccode, 409);
+  EXPECT_EQ(conflict["reason"], "Conflict");
+
+  auto [dcode, status] = Do("DELETE", std::string(kV1beta1) + "/resourceslices/" + name);
+  EXPECT_EQ(dcode, 200);
+  EXPECT_EQ(status["status"], "Success");
+  EXPECT_EQ(status["details"]["name"], name);
+  EXPECT_EQ(Do("GET", std::string(kV1) + "/resourceslices/" + name).first, 404);
+}
+
+TEST_F(ResourceApiServerTest, ListsWithFieldSelectors) {
+  ASSERT_EQ(Do("POST", std::string(kV1) + "/resourceslices", V1Slice("a", "node-1")).first, 201);
+  ASSERT_EQ(Do("POST", std::string(kV1) + "/resourceslices", V1Slice("b", "node-2")).first, 201);
+  auto [code, list] = Do("GET", std::string(kV1) +
+                                    "/resourceslices?fieldSelector=spec.driver%3Dtpu.example.com,"
+                                    "spec.nodeName%3Dnode-1&limit=500&resourceVersion=0");
+  ASSERT_EQ(code, 200) << list.dump();
+  EXPECT_EQ(list["kind"], "ResourceSliceList");
+  EXPECT_EQ(list["apiVersion"], "resource.k8s.io/v1");
+  EXPECT_EQ(list["metadata"]["resourceVersion"], std::to_string(store_.ResourceVersion()));
+  ASSERT_EQ(list["items"].size(), 1u);
+  EXPECT_EQ(list["items"][0]["metadata"]["name"], "a");
+  auto [ncode, others] =
+      Do("GET", std::string(kV1beta1) + "/resourceslices?fieldSelector=spec.nodeName!%3Dnode-1");
+  ASSERT_EQ(ncode, 200);
+  ASSERT_EQ(others["items"].size(), 1u);
+  EXPECT_EQ(others["items"][0]["spec"]["devices"][0]["basic"]["attributes"]["index"]["int"], 0);
+
+  auto [bcode, bad] = Do("GET", std::string(kV1) + "/resourceslices?fieldSelector=spec.pool%3Dx");
+  EXPECT_EQ(bcode, 400);
+  EXPECT_EQ(bad["reason"], "BadRequest");
+  EXPECT_EQ(bad["message"],
+            "field label not supported for resource.k8s.io/v1, Kind=ResourceSlice: spec.pool");
+
+  auto [dcode, deleted] =
+      Do("DELETE", std::string(kV1) + "/resourceslices?fieldSelector=spec.nodeName%3Dnode-2");
+  EXPECT_EQ(dcode, 200);
+  EXPECT_EQ(deleted["items"].size(), 1u);
+  EXPECT_EQ(store_.List(Kind::kResourceSlice, "").items.size(), 1u);
+}
+
+TEST_F(ResourceApiServerTest, ClaimsInBothVersionsWithStatus) {
+  const std::string beta = std::string(kV1beta1) + "/namespaces/default/resourceclaims";
+  const std::string v1 = std::string(kV1) + "/namespaces/default/resourceclaims";
+  auto [code, created] = Do("POST", beta, V1beta1Claim("c"));
+  ASSERT_EQ(code, 201) << created.dump();
+  EXPECT_EQ(created["metadata"]["namespace"], "default");
+  EXPECT_EQ(created["spec"]["devices"]["requests"][0]["allocationMode"], "ExactCount");
+  EXPECT_EQ(created["spec"]["devices"]["requests"][0]["count"], 1);
+
+  auto [gcode, claim] = Do("GET", v1 + "/c");
+  ASSERT_EQ(gcode, 200);
+  EXPECT_EQ(claim["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"],
+            "gpu.example.com");
+
+  claim["status"] = Json::parse(R"({"allocation": {"devices": {"results": [
+      {"request": "gpu", "driver": "gpu.example.com", "pool": "node-1", "device": "gpu-0"}]}},
+      "reservedFor": [{"resource": "pods", "name": "p", "uid": "pod-uid"}]})");
+  auto [scode, updated] = Do("PUT", v1 + "/c/status", claim);
+  ASSERT_EQ(scode, 200) << updated.dump();
+  auto [bcode, beta_claim] = Do("GET", beta + "/c");
+  ASSERT_EQ(bcode, 200);
+  EXPECT_EQ(beta_claim["status"]["reservedFor"][0]["uid"], "pod-uid");
+  EXPECT_EQ(store_.GetClaim("default", "c")->status.allocation->results[0].device, "gpu-0");
+
+  // All-namespaces list.
+  ASSERT_EQ(Do("POST", std::string(kV1) + "/namespaces/other/resourceclaims",
+               [] {
+                 Json c = V1beta1Claim("d");
+                 c["apiVersion"] = "resource.k8s.io/v1";
+                 c["spec"]["devices"]["requests"][0] = {
+                     {"name", "gpu"}, {"exactly", {{"deviceClassName", "gpu.example.com"}}}};
+                 return c;
+               }())
+                .first,
+            201);
+  auto [lcode, all] = Do("GET", std::string(kV1) + "/resourceclaims");
+  ASSERT_EQ(lcode, 200);
+  EXPECT_EQ(all["kind"], "ResourceClaimList");
+  EXPECT_EQ(all["items"].size(), 2u);
+
+  // The namespace in the body must match the URL's.
+  Json wrong_ns = V1beta1Claim("e");
+  wrong_ns["metadata"]["namespace"] = "elsewhere";
+  auto [wcode, wrong] = Do("POST", beta, wrong_ns);
+  EXPECT_EQ(wcode, 400);
+  EXPECT_THAT(wrong["message"].get<std::string>(), HasSubstr("does not match the namespace"));
+  EXPECT_EQ(Do("DELETE", v1 + "/c").first, 200);
+  EXPECT_EQ(Do("GET", beta + "/c").first, 404);
+}
+
+TEST_F(ResourceApiServerTest, DeviceClassesAndTemplates) {
+  Json cls = {{"apiVersion", "resource.k8s.io/v1"},
+              {"kind", "DeviceClass"},
+              {"metadata", {{"name", "gpu.example.com"}}},
+              {"spec", {{"selectors", {{{"cel", {{"expression", "true"}}}}}}}}};
+  ASSERT_EQ(Do("POST", std::string(kV1) + "/deviceclasses", cls).first, 201);
+  auto [gcode, got] = Do("GET", std::string(kV1beta1) + "/deviceclasses/gpu.example.com");
+  EXPECT_EQ(gcode, 200);
+  EXPECT_EQ(got["apiVersion"], "resource.k8s.io/v1beta1");
+  EXPECT_EQ(got["spec"], cls["spec"]);
+  auto [lcode, list] = Do("GET", std::string(kV1) + "/deviceclasses");
+  EXPECT_EQ(lcode, 200);
+  EXPECT_EQ(list["kind"], "DeviceClassList");
+
+  Json tmpl = {{"apiVersion", "resource.k8s.io/v1beta1"},
+               {"kind", "ResourceClaimTemplate"},
+               {"metadata", {{"name", "t"}}},
+               {"spec", {{"spec", V1beta1Claim("x")["spec"]}}}};
+  const std::string path = std::string(kV1beta1) + "/namespaces/default/resourceclaimtemplates";
+  ASSERT_EQ(Do("POST", path, tmpl).first, 201);
+  auto [tcode, t] = Do("GET", std::string(kV1) + "/namespaces/default/resourceclaimtemplates/t");
+  EXPECT_EQ(tcode, 200);
+  EXPECT_EQ(t["spec"]["spec"]["devices"]["requests"][0]["exactly"]["count"], 1);
+  EXPECT_TRUE(store_.GetClaimTemplate("default", "t").ok());
+  EXPECT_EQ(Do("DELETE", path + "/t").first, 200);
+}
+
+TEST_F(ResourceApiServerTest, ErrorStatusShapes) {
+  auto [ncode, not_found] = Do("GET", std::string(kV1) + "/resourceslices/missing");
+  EXPECT_EQ(ncode, 404);
+  EXPECT_EQ(not_found, Json::parse(R"({"kind":"Status","apiVersion":"v1","metadata":{},
+      "status":"Failure","message":"resourceslices.resource.k8s.io \"missing\" not found",
+      "reason":"NotFound","details":{"name":"missing","group":"resource.k8s.io",
+      "kind":"resourceslices"},"code":404})"));
+
+  ASSERT_EQ(Do("POST", std::string(kV1) + "/resourceslices", V1Slice("a", "node-1")).first, 201);
+  auto [acode, exists] = Do("POST", std::string(kV1) + "/resourceslices", V1Slice("a", "node-1"));
+  EXPECT_EQ(acode, 409);
+  EXPECT_EQ(exists["reason"], "AlreadyExists");
+
+  Json invalid = V1Slice("b", "node-1");
+  invalid["spec"]["devices"][0]["name"] = "TPU";
+  auto [icode, inv] = Do("POST", std::string(kV1) + "/resourceslices", invalid);
+  EXPECT_EQ(icode, 422);
+  EXPECT_EQ(inv["reason"], "Invalid");
+  EXPECT_EQ(inv["details"]["kind"], "ResourceSlice");
+  EXPECT_EQ(inv["details"]["causes"][0]["field"], "spec.devices[0].name");
+
+  auto r = client_->Post(std::string(kV1) + "/resourceslices", "{not json", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(Json::parse(r->body)["reason"], "BadRequest");
+
+  auto p = client_->Post(std::string(kV1) + "/resourceslices", "k8s\0",
+                         "application/vnd.kubernetes.protobuf");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->status, 415);
+
+  Json wrong_version = V1Slice("c", "node-1");
+  auto [vcode, version] = Do("POST", std::string(kV1beta1) + "/resourceslices", wrong_version);
+  EXPECT_EQ(vcode, 400);
+  EXPECT_THAT(version["message"].get<std::string>(),
+              HasSubstr("the API version in the data (resource.k8s.io/v1) does not match the "
+                        "expected API version (resource.k8s.io/v1beta1)"));
+
+  auto [mcode, mismatch] = Do("PUT", std::string(kV1) + "/resourceslices/other",
+                              *store_.Get(Kind::kResourceSlice, "", "a"));
+  EXPECT_EQ(mcode, 400);
+  EXPECT_EQ(mismatch["message"],
+            "the name of the object (a) does not match the name on the URL (other)");
+
+  auto [pcode, post_named] =
+      Do("POST", std::string(kV1) + "/resourceslices/a", V1Slice("a", "node-1"));
+  EXPECT_EQ(pcode, 405);
+  EXPECT_EQ(post_named["reason"], "MethodNotAllowed");
+  EXPECT_EQ(Do("GET", std::string(kV1) + "/resourceslices?watch=true").first, 405);
+}
+
+TEST(ResourceApiServer, StartStopLifecycle) {
+  ObjectStore store(StoreOptions{.node_name = "node-1"});
+  ResourceApiServer never_started(&store, ResourceApiServerOptions{.token = kToken});
+  never_started.Stop();
+  never_started.Stop();
+
+  ResourceApiServer no_token(&store, ResourceApiServerOptions{});
+  EXPECT_EQ(no_token.Start().code(), absl::StatusCode::kInvalidArgument);
+
+  ResourceApiServer server(&store, ResourceApiServerOptions{.token = kToken});
+  ASSERT_TRUE(server.Start().ok());
+  EXPECT_EQ(server.Start().code(), absl::StatusCode::kFailedPrecondition);
+  const int port = server.port();
+  ResourceApiServer clash(&store, ResourceApiServerOptions{.port = port, .token = kToken});
+  EXPECT_EQ(clash.Start().code(), absl::StatusCode::kUnavailable);
+  std::thread other([&] { server.Stop(); });
+  server.Stop();
+  other.join();
+  httplib::Client client("127.0.0.1", port);
+  EXPECT_FALSE(client.Get("/version"));
+}
+
+}  // namespace
+}  // namespace kdp::manager::resourceapi
