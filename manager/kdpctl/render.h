@@ -354,7 +354,7 @@ inline std::string ApplyPodText(const kdp::admin::v1::ApplyPodResponse& response
     if (!container.kind().empty()) absl::StrAppend(&out, " (", container.kind(), ")");
     out += "\n";
     std::vector<std::string> devices = ContainerDeviceTexts(container);
-    if (devices.empty()) out += "    no devices\n";
+    if (devices.empty() && container.cdi_devices().empty()) out += "    no devices\n";
     for (const auto& text : devices) absl::StrAppend(&out, "    device ", text, "\n");
     if (container.has_topology_hint()) {
       absl::StrAppend(&out, "    numa-affinity ", TopologyHintText(container.topology_hint()),

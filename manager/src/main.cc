@@ -5,15 +5,18 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstring>
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "CLI/CLI.hpp"
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/grpc_server.h"
 #include "common/logging.h"
@@ -22,8 +25,17 @@
 #include "kdp/topology.h"
 #include "manager/src/admin/admin_server.h"
 #include "manager/src/devicemanager/manager.h"
+#include "manager/src/devicemanager/plugin_watcher_handler.h"
+#include "manager/src/dra/manager.h"
+#include "manager/src/dra/plugin/dra_plugin_manager.h"
+#include "manager/src/pluginmanager/plugin_manager.h"
 #include "manager/src/pod_manager.h"
 #include "manager/src/podresources/podresources_server.h"
+#include "manager/src/resourceapi/kubeconfig.h"
+#include "manager/src/resourceapi/persistence.h"
+#include "manager/src/resourceapi/server.h"
+#include "manager/src/resourceapi/store.h"
+#include "manager/src/resourceclaim/pod_claim_controller.h"
 #include "manager/src/state/state_store.h"
 #include "manager/src/topologymanager/topology_manager.h"
 
@@ -75,13 +87,55 @@ absl::StatusOr<kdp::manager::TopologyManagerConfig> TopologyConfig(
   return config;
 }
 
+// The kubelet's DRA reconcile loop: every `period`, claims still referencing pods that are no
+// longer active are unprepared (pods deleted while the manager was down, failed rejections).
+class DraReconciler {
+ public:
+  DraReconciler(kdp::manager::dra::DraManager* dra, kdp::manager::PodManager* pods,
+                absl::Duration period)
+      : dra_(dra), pods_(pods), period_(period) {}
+  ~DraReconciler() { Stop(); }
+
+  void Start() {
+    thread_ = std::thread([this] {
+      for (;;) {
+        if (absl::Status reconciled = dra_->ReconcileOrphans(pods_->ActivePodUids());
+            !reconciled.ok()) {
+          KDP_LOG_WARNING("Unpreparing claims of pods that are gone failed; will retry", "err",
+                          reconciled.message());
+        }
+        absl::MutexLock lock(&mu_);
+        if (mu_.AwaitWithTimeout(absl::Condition(&stopping_), period_)) return;
+      }
+    });
+  }
+  void Stop() {
+    {
+      absl::MutexLock lock(&mu_);
+      stopping_ = true;
+    }
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  kdp::manager::dra::DraManager* const dra_;
+  kdp::manager::PodManager* const pods_;
+  const absl::Duration period_;
+  std::thread thread_;
+  absl::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "kdp-manager: a kubelet-faithful device manager for one node. Device plugins register on\n"
-      "<kubelet-root>/device-plugins/kubelet.sock exactly as with a kubelet; pods are admitted\n"
-      "with kdpctl; PodResources v1 is served on <kubelet-root>/pod-resources/kubelet.sock."};
+      "kdp-manager: a kubelet-faithful device manager and DRA manager for one node. Device\n"
+      "plugins register on <kubelet-root>/device-plugins/kubelet.sock, DRA drivers (and device\n"
+      "plugins) through <kubelet-root>/plugins_registry, exactly as with a kubelet; a local\n"
+      "resource API (resource.k8s.io v1/v1beta1 on loopback, kubeconfig in\n"
+      "<kubelet-root>/kdp/kubeconfig) stands in for the API server; pods are admitted with\n"
+      "kdpctl; PodResources v1 is served on <kubelet-root>/pod-resources/kubelet.sock."};
   std::string kubelet_root = "/var/lib/kubelet";
   std::string log_level = "info";
   double dial_timeout_s = 10, call_timeout_s = 30, pre_start_timeout_s = 30;
@@ -92,6 +146,10 @@ int main(int argc, char** argv) {
   std::string topology_scope = "container";
   std::string topology_policy_options;
   std::string topology_xml;
+  std::string node_name;
+  int resource_api_port = 0;
+  std::string dra_reconcile_period = "60s";
+  double dra_call_timeout_s = 45;
   auto duration_check = [](const std::string& text) -> std::string {
     absl::Duration d;
     if (!absl::ParseDuration(text, &d) || d < absl::ZeroDuration()) {
@@ -152,7 +210,32 @@ int main(int argc, char** argv) {
       "--topology-xml", topology_xml,
       "Read the machine's NUMA nodes and distances from this hwloc XML file (lstopo --of "
       "xml), e.g. the fake topology the example plugins run on; default: this host");
+  app.add_option("--node-name", node_name,
+                 "The node this manager stands for: ResourceSlices' nodeName, the Node of the "
+                 "local resource API; default: the host name");
+  app.add_option("--resource-api-port", resource_api_port,
+                 "Loopback TCP port of the local resource API; 0 picks a free one (the "
+                 "kubeconfig names it)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65535));
+  app.add_option("--dra-call-timeout", dra_call_timeout_s,
+                 "Deadline in seconds of NodePrepareResources and NodeUnprepareResources calls "
+                 "(the kubelet's 45)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--dra-reconcile-period", dra_reconcile_period,
+                 "How often claims of pods that are gone are unprepared (the kubelet's 60s)")
+      ->capture_default_str()
+      ->check(duration_check);
   CLI11_PARSE(app, argc, argv);
+  if (node_name.empty()) {
+    char host[256] = {};
+    if (::gethostname(host, sizeof(host) - 1) == 0) node_name = host;
+    // Node names are DNS subdomains: lower case, as the kubelet's --hostname-override default.
+    for (char& c : node_name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  absl::Duration reconcile_period = absl::Seconds(60);
+  (void)absl::ParseDuration(dra_reconcile_period, &reconcile_period);
   absl::Duration grace = absl::Minutes(5), compaction = absl::Seconds(1);
   (void)absl::ParseDuration(grace_period, &grace);
   (void)absl::ParseDuration(compaction_delay, &compaction);
@@ -239,7 +322,41 @@ int main(int argc, char** argv) {
                kdp::manager::TopologyPolicyName(topology_config->policy), "scope",
                kdp::manager::TopologyScopeName(topology_config->scope), "numaNodes",
                absl::StrJoin(topology_config->numa.nodes, ","));
-  kdp::manager::PodManager pods(&devices, store->get(), &*topology);
+  // The local resource API: the stand-in for the API server that DRA drivers and kdpctl use.
+  kdp::manager::resourceapi::ObjectStore resources({.node_name = node_name});
+  const std::string resources_path = absl::StrCat(admin_dir, "/resources.json");
+  if (absl::Status loaded =
+          kdp::manager::resourceapi::StorePersister::Load(resources_path, &resources);
+      !loaded.ok()) {
+    KDP_LOG_ERROR("Cannot restore the resource API's objects", "err", loaded.ToString());
+    return 1;
+  }
+  // As a starting kubelet: the node's ResourceSlices go; running drivers publish them again when
+  // they are registered anew.
+  if (int wiped = resources.DeleteSlices(node_name); wiped > 0) {
+    KDP_LOG_INFO("Deleted the node's ResourceSlices at start", "node", node_name, "slices", wiped);
+  }
+  kdp::manager::resourceapi::StorePersister persister(resources_path, &resources);
+  kdp::manager::dra::DraPluginManager dra_plugins({
+      .call_timeout = absl::Seconds(dra_call_timeout_s),
+      .wiping_delay = absl::Seconds(30),
+      .wipe_resource_slices =
+          [&resources, node_name](const std::string& driver) {
+            int wiped = resources.DeleteSlices(node_name, driver);
+            KDP_LOG_INFO("Deleted the ResourceSlices of a DRA driver gone for good", "driver",
+                         driver, "slices", wiped);
+          },
+  });
+  kdp::manager::resourceclaim::StoreClaimGetter claim_getter(&resources);
+  absl::StatusOr<std::unique_ptr<kdp::manager::dra::DraManager>> dra =
+      kdp::manager::dra::DraManager::Create(
+          {.state_dir = kubelet_root, .claims = &claim_getter, .plugins = &dra_plugins});
+  if (!dra.ok()) {
+    KDP_LOG_ERROR("DRA manager cannot start", "err", dra.status().ToString());
+    return 1;
+  }
+  kdp::manager::resourceclaim::PodClaimController claim_controller(&resources, dra->get());
+  kdp::manager::PodManager pods(&devices, store->get(), &*topology, &claim_controller);
   devices.SetActivePodsSource(&pods);
   // Allocations first, then the pods that hold them; then garbage collection may run.
   devices.Restore(restored.devices);
@@ -264,13 +381,62 @@ int main(int argc, char** argv) {
   });
   // The compaction thread reads `devices` and `pods`: it ends before they are destroyed.
   absl::Cleanup close_store = [&store] { (*store)->Close(); };
+  // Claims of pods that went while the manager was down are unprepared now and then every
+  // period (the kubelet's reconcile loop), once the pod source is ready (above).
+  DraReconciler reconciler(dra->get(), &pods, reconcile_period);
+
+  absl::StatusOr<std::string> token = kdp::manager::resourceapi::GenerateBearerToken();
+  if (!token.ok()) {
+    KDP_LOG_ERROR("Cannot generate the resource API's token", "err", token.status().ToString());
+    return 1;
+  }
+  kdp::manager::resourceapi::ResourceApiServer resource_api(
+      &resources, {.host = "127.0.0.1", .port = resource_api_port, .token = *token});
+  if (absl::Status started = resource_api.Start(); !started.ok()) {
+    KDP_LOG_ERROR("Local resource API failed to start", "err", started.ToString());
+    return 1;
+  }
+  absl::StatusOr<std::string> kubeconfig =
+      kdp::manager::resourceapi::WriteKubeconfig(kubelet_root, resource_api.port(), *token);
+  if (!kubeconfig.ok()) {
+    KDP_LOG_ERROR("Cannot write the kubeconfig", "err", kubeconfig.status().ToString());
+    return 1;
+  }
+  persister.Start();
+
+  kdp::manager::pluginmanager::PluginManager plugin_manager(
+      {.dir = absl::StrCat(kubelet_root, "/plugins_registry"),
+       .timeouts = {},
+       .initial_backoff = absl::Milliseconds(500),
+       .max_backoff = absl::Minutes(2) + absl::Seconds(2)});
+  kdp::manager::DevicePluginWatcherHandler device_plugin_handler(
+      &devices, [&devices](const std::string& resource, const std::string& socket) {
+        devices.DeregisterPlugin(resource, socket);
+      });
+  plugin_manager.AddHandler(kdp::manager::pluginmanager::kDevicePlugin, &device_plugin_handler);
+  plugin_manager.AddHandler(kdp::manager::pluginmanager::kDRAPlugin, &dra_plugins);
+
   kdp::manager::PodResourcesServer podresources(&pods, &devices);
-  kdp::manager::AdminServer admin(&pods, &devices);
+  kdp::manager::AdminServer admin(&pods, &devices,
+                                  {.resources = &resources,
+                                   .claims = &claim_controller,
+                                   .dra = dra->get(),
+                                   .dra_plugins = &dra_plugins,
+                                   .plugins = &plugin_manager,
+                                   .persister = &persister,
+                                   .resource_api_url = resource_api.url(),
+                                   .kubeconfig = *kubeconfig});
 
   if (absl::Status started = devices.Start(); !started.ok()) {
     KDP_LOG_ERROR("Device manager failed to start", "err", started.ToString());
     return 1;
   }
+  if (absl::Status started = plugin_manager.Start(); !started.ok()) {
+    KDP_LOG_ERROR("Plugin watcher failed to start", "err", started.ToString());
+    devices.Stop();
+    return 1;
+  }
+  reconciler.Start();
   const std::string podresources_socket = absl::StrCat(podresources_dir, "/kubelet.sock");
   const std::string admin_socket = absl::StrCat(admin_dir, "/manager.sock");
   auto podresources_server = Serve(podresources_socket, &podresources);
@@ -279,20 +445,26 @@ int main(int argc, char** argv) {
     devices.Stop();
     return 1;
   }
-  KDP_LOG_INFO("kdp-manager ready", "kubeletRoot", kubelet_root, "admin", admin_socket,
-               "podResources", podresources_socket);
+  KDP_LOG_INFO("kdp-manager ready", "kubeletRoot", kubelet_root, "node", node_name, "admin",
+               admin_socket, "podResources", podresources_socket, "resourceApi", resource_api.url(),
+               "kubeconfig", *kubeconfig);
 
   int received = 0;
   sigwait(&signals, &received);
   KDP_LOG_INFO("Signal received; shutting down", "signal", strsignal(received));
   // Plugins first: stopping the endpoints cancels their calls in flight, so an admission waiting
   // on a hung plugin ends now instead of holding the admin server's shutdown for its deadline.
+  plugin_manager.Stop();
+  reconciler.Stop();
   devices.Stop();
   auto deadline = std::chrono::system_clock::now() + std::chrono::seconds(2);
   admin_server->Shutdown(deadline);
   podresources_server->Shutdown(deadline);
   (void)kdp::RemoveSocketIfPresent(admin_socket);
   (void)kdp::RemoveSocketIfPresent(podresources_socket);
+  dra_plugins.Stop();
+  resource_api.Stop();
+  persister.Stop();
   // Always on a clean shutdown: the checkpoint and the pod store hold the whole state.
   (*store)->Close();
   KDP_LOG_INFO("kdp-manager stopped");

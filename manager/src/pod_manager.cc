@@ -51,10 +51,24 @@ TopologyManager* DefaultTopology(DeviceManager* devices, std::optional<TopologyM
 
 }  // namespace
 
-PodManager::PodManager(DeviceManager* devices, StateStore* store, TopologyManager* topology)
+PodManager::PodManager(DeviceManager* devices, StateStore* store, TopologyManager* topology,
+                       PodResourceClaims* claims)
     : devices_(devices),
       store_(store),
-      topology_(topology != nullptr ? topology : DefaultTopology(devices, &default_topology_)) {}
+      topology_(topology != nullptr ? topology : DefaultTopology(devices, &default_topology_)),
+      claims_(claims) {}
+
+void PodManager::AddClaimCdiDevices(const Pod& pod, AdmittedContainer* container) const {
+  if (claims_ == nullptr || container->spec.claims.empty()) return;
+  absl::StatusOr<std::vector<std::string>> ids = claims_->CdiDevices(pod, container->spec);
+  if (!ids.ok()) {
+    KDP_LOG_WARNING("No CDI devices for the container's claims", "pod",
+                    absl::StrCat(pod.namespace_, "/", pod.name), "container", container->spec.name,
+                    "err", ids.status().message());
+    return;
+  }
+  for (std::string& id : *ids) container->options.cdi_devices.push_back(std::move(id));
+}
 
 AdmittedContainer PodManager::Describe(const Pod& pod, const Container& container,
                                        RunContainerOptions options) const {
@@ -80,6 +94,8 @@ void PodManager::Restore(std::vector<Pod> pods) {
     for (const Container* container : ContainersInAdmissionOrder(pod)) {
       admitted.containers.push_back(
           Describe(pod, *container, devices_->CachedRunContainerOptions(pod.uid, container->name)));
+      // The DRA manager restored its claims from dra_manager_state: the CDI IDs are known.
+      AddClaimCdiDevices(pod, &admitted.containers.back());
     }
     auto key = std::make_pair(pod.namespace_, pod.name);
     restored.emplace(std::move(key), std::move(admitted));
@@ -151,7 +167,19 @@ absl::StatusOr<AdmitResult> PodManager::Admit(Pod pod) {
   } admitting_reset{this};
 
   AdmitResult result;
+  // How far the DRA side got, so a rejection undoes exactly that.
+  bool claims_reserved = false;
+  bool claims_prepared = false;
   auto reject = [&](const std::string& reason, std::string message) {
+    if (claims_prepared) {
+      // References the DRA manager recorded for the pod go; a driver that fails here is retried
+      // by the reconcile loop (the pod is not active).
+      if (absl::Status unprepared = claims_->Unprepare(pod); !unprepared.ok()) {
+        KDP_LOG_WARNING("Unprepare after a rejection failed; the reconcile loop retries", "pod",
+                        absl::StrCat(pod.namespace_, "/", pod.name), "err", unprepared.message());
+      }
+    }
+    if (claims_reserved) claims_->Release(pod);
     devices_->RemovePod(pod.uid);
     KDP_LOG_WARNING("Pod rejected", "pod", absl::StrCat(pod.namespace_, "/", pod.name), "podUID",
                     pod.uid, "reason", reason, "message", message);
@@ -161,6 +189,19 @@ absl::StatusOr<AdmitResult> PodManager::Admit(Pod pod) {
     result.pod.pod = pod;
     return result;
   };
+  // The scheduler's part of DRA: a pod reaches a kubelet only with its claims allocated and
+  // reserved for it.
+  if (!pod.resource_claims.empty()) {
+    if (claims_ == nullptr) {
+      return reject(errors::kFailedScheduling,
+                    "the pod has resource claims but kdp-manager runs without DRA");
+    }
+    if (absl::Status reserved = claims_->Reserve(&pod); !reserved.ok()) {
+      return reject(errors::kFailedScheduling,
+                    absl::StrCat("0/1 nodes are available: ", reserved.message()));
+    }
+    claims_reserved = true;
+  }
   // Hints, the policy's merge and every container's allocation (the topology manager's admit
   // handler, which drives the device manager on a kubelet too).
   TopologyAdmission topology = topology_->Admit(pod);
@@ -186,6 +227,16 @@ absl::StatusOr<AdmitResult> PodManager::Admit(Pod pod) {
       admitted.containers.back().topology_hint = hint->second;
     }
   }
+  // The kubelet's PrepareResources before the sandbox, then each container's CDI devices.
+  if (!pod.resource_claims.empty()) {
+    claims_prepared = true;  // a failed prepare may have recorded references already
+    if (absl::Status prepared = claims_->Prepare(pod); !prepared.ok()) {
+      return reject(errors::kFailedPrepareDynamicResources,
+                    absl::StrCat("Failed to prepare dynamic resources: ", prepared.message()));
+    }
+    for (AdmittedContainer& container : admitted.containers) AddClaimCdiDevices(pod, &container);
+  }
+  admitted.pod = pod;  // with the claim names generated from templates
   result.admitted = true;
   result.pod = admitted;
   auto add = [&] {
@@ -196,6 +247,11 @@ absl::StatusOr<AdmitResult> PodManager::Admit(Pod pod) {
   if (store_ == nullptr) {
     add();
   } else if (absl::Status recorded = store_->RecordPodAdmitted(pod, add); !recorded.ok()) {
+    if (claims_prepared && !claims_->Unprepare(pod).ok()) {
+      KDP_LOG_WARNING("Unprepare after a failed record failed; the reconcile loop retries", "pod",
+                      absl::StrCat(pod.namespace_, "/", pod.name));
+    }
+    if (claims_reserved) claims_->Release(pod);
     devices_->RemovePod(pod.uid);
     KDP_LOG_ERROR("Pod admission could not be recorded; the pod is not admitted", "pod",
                   absl::StrCat(pod.namespace_, "/", pod.name), "podUID", pod.uid, "err",
@@ -212,6 +268,7 @@ absl::StatusOr<std::string> PodManager::Delete(const std::string& namespace_,
                                                const std::string& name) {
   absl::MutexLock admission(&admission_mu_);
   std::string uid;
+  Pod pod;
   {
     absl::MutexLock lock(&mu_);
     auto it = pods_.find({namespace_, name});
@@ -219,6 +276,12 @@ absl::StatusOr<std::string> PodManager::Delete(const std::string& namespace_,
       return absl::NotFoundError(absl::StrCat("pod ", namespace_, "/", name, " not found"));
     }
     uid = it->second.pod.uid;
+    pod = it->second.pod;
+  }
+  // The kubelet's SyncTerminatingPod: NodeUnprepareResources once the containers stopped; an
+  // error keeps the pod (terminating) until a retry succeeds.
+  if (!pod.resource_claims.empty() && claims_ != nullptr) {
+    KDP_RETURN_IF_ERROR(claims_->Unprepare(pod));
   }
   auto erase = [&] {
     absl::MutexLock lock(&mu_);
@@ -236,6 +299,8 @@ absl::StatusOr<std::string> PodManager::Delete(const std::string& namespace_,
     KDP_RETURN_IF_ERROR(store_->RecordPodDeleted(uid, erase));
   }
   devices_->RemovePod(uid);
+  // The resourceclaim controller's part: reservations go, generated claims are deleted.
+  if (!pod.resource_claims.empty() && claims_ != nullptr) claims_->Release(pod);
   KDP_LOG_INFO("Pod deleted", "pod", absl::StrCat(namespace_, "/", name), "podUID", uid);
   return uid;
 }

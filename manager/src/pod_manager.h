@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "manager/src/devicemanager/manager.h"
@@ -35,6 +36,29 @@ struct AdmittedContainer {
   // "none" and for pods restored at start (kdp does not re-admit them, as a restarted kubelet
   // does).
   std::optional<TopologyHint> topology_hint;
+};
+
+// The DRA side of a pod's life on kdp-manager, behind a narrow interface so that pod admission does
+// not depend on how claims are scheduled and prepared (resourceclaim/pod_claim_controller.h
+// implements it; tests fake it). Implementations are thread-safe.
+class PodResourceClaims {
+ public:
+  virtual ~PodResourceClaims() = default;
+  // The scheduler's part, before any device is allocated: creates the claims of the pod's
+  // templates, allocates unallocated claims on this node and reserves every claim for the pod,
+  // recording generated claim names in pod->resource_claim_statuses. On error nothing stays
+  // reserved or created for the pod; the error says which claim and why (the pod is then
+  // rejected as unschedulable).
+  [[nodiscard]] virtual absl::Status Reserve(Pod* pod) = 0;
+  // Undoes Reserve for a pod that is rejected or deleted: its reservations go, claims generated
+  // for it are deleted, claims reserved by nobody are deallocated. Best effort (logged).
+  virtual void Release(const Pod& pod) = 0;
+  // The kubelet's DRA manager: NodePrepareResources before the pod's containers start,
+  // NodeUnprepareResources once it is gone, the CDI device IDs of each container.
+  [[nodiscard]] virtual absl::Status Prepare(const Pod& pod) = 0;
+  [[nodiscard]] virtual absl::Status Unprepare(const Pod& pod) = 0;
+  [[nodiscard]] virtual absl::StatusOr<std::vector<std::string>> CdiDevices(
+      const Pod& pod, const Container& container) = 0;
 };
 
 struct AdmittedPod {
@@ -63,7 +87,7 @@ class PodManager : public ActivePodsSource {
   // `devices`, `store` (nullptr: pods are not persisted) and `topology` (nullptr: policy "none"
   // over `devices`) are borrowed and must outlive this.
   explicit PodManager(DeviceManager* devices, StateStore* store = nullptr,
-                      TopologyManager* topology = nullptr);
+                      TopologyManager* topology = nullptr, PodResourceClaims* claims = nullptr);
 
   // Takes back the pods read from the pod store at start, each container with the devices and
   // runtime options the device manager restored (no PreStartContainer: the containers run
@@ -84,7 +108,9 @@ class PodManager : public ActivePodsSource {
   // pod is not admitted and holds no devices.
   absl::StatusOr<AdmitResult> Admit(Pod pod) ABSL_LOCKS_EXCLUDED(admission_mu_, mu_);
   // Deletes the pod and releases its devices; returns its UID. NOT_FOUND when absent; the
-  // store's error when the deletion could not be recorded (the pod then stays).
+  // store's error when the deletion could not be recorded (the pod then stays); the DRA
+  // manager's error when a driver fails NodeUnprepareResources (the pod then stays, as a
+  // kubelet keeps a terminating pod until unprepare succeeds: delete it again to retry).
   absl::StatusOr<std::string> Delete(const std::string& namespace_, const std::string& name)
       ABSL_LOCKS_EXCLUDED(admission_mu_, mu_);
 
@@ -99,11 +125,14 @@ class PodManager : public ActivePodsSource {
  private:
   AdmittedContainer Describe(const Pod& pod, const Container& container,
                              RunContainerOptions options) const;
+  // Appends the CDI device IDs of the container's claims to its runtime options.
+  void AddClaimCdiDevices(const Pod& pod, AdmittedContainer* container) const;
 
   DeviceManager* const devices_;
   StateStore* const store_;
   std::optional<TopologyManager> default_topology_;  // policy "none", when none was given
   TopologyManager* const topology_;
+  PodResourceClaims* const claims_;  // nullptr: pods with resource claims are rejected
   // Held for a whole admission or deletion.
   absl::Mutex admission_mu_;
   mutable absl::Mutex mu_;

@@ -32,6 +32,7 @@ grpc::Status DraRegistrationService::NotifyRegistrationStatus(
                         absl::StrCat("failed registration process: ", request->error()));
   }
   KDP_LOG_INFO("Registered with the kubelet", "driver", driver_, "endpoint", dra_endpoint_);
+  if (on_registered_) on_registered_();
   return grpc::Status::OK;
 }
 

@@ -10,6 +10,7 @@
 #ifndef KDP_SDK_SRC_DRA_REGISTRATION_H_
 #define KDP_SDK_SRC_DRA_REGISTRATION_H_
 
+#include <functional>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
@@ -21,8 +22,14 @@ namespace kdp::internal {
 
 class DraRegistrationService final : public pluginregistration::Registration::Service {
  public:
-  DraRegistrationService(std::string driver, std::string dra_endpoint)
-      : driver_(std::move(driver)), dra_endpoint_(std::move(dra_endpoint)) {}
+  // `on_registered` (may be empty) runs after each plugin_registered=true, on the gRPC thread: a
+  // kubelet that (re-)registers the driver has deleted the node's ResourceSlices when it started
+  // (reference §2 item 32), so the runner publishes them again.
+  DraRegistrationService(std::string driver, std::string dra_endpoint,
+                         std::function<void()> on_registered = {})
+      : driver_(std::move(driver)),
+        dra_endpoint_(std::move(dra_endpoint)),
+        on_registered_(std::move(on_registered)) {}
 
   grpc::Status GetInfo(grpc::ServerContext* context, const pluginregistration::InfoRequest* request,
                        pluginregistration::PluginInfo* response) override;
@@ -38,6 +45,7 @@ class DraRegistrationService final : public pluginregistration::Registration::Se
  private:
   const std::string driver_;
   const std::string dra_endpoint_;
+  const std::function<void()> on_registered_;
   mutable absl::Mutex mu_;
   bool registered_ ABSL_GUARDED_BY(mu_) = false;
 };

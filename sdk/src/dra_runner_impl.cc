@@ -130,8 +130,15 @@ DraRunnerImpl::DraRunnerImpl(DraRunnerOptions options, std::unique_ptr<DraDriver
       dra_socket_(absl::StrCat(plugin_dir_, "/", DraSocketName(options_))),
       registration_socket_(absl::StrCat(registry_dir_, "/", options_.registration_socket_name)),
       checkpoint_path_(options_.checkpoint_path),
-      registration_(std::make_unique<DraRegistrationService>(driver_->driver_name(), dra_socket_)) {
-}
+      registration_(std::make_unique<DraRegistrationService>(
+          driver_->driver_name(), dra_socket_, [driver = driver_.get()] {
+            // Republish: the (re)started kubelet wiped the node's slices. PublishDevices is a
+            // no-op until the publisher runs; its errors are the publisher's to retry.
+            if (absl::Status published = driver->PublishDevices(); !published.ok()) {
+              KDP_LOG_WARNING("Republishing ResourceSlices after registration failed", "driver",
+                              driver->driver_name(), "err", published.message());
+            }
+          })) {}
 
 DraRunnerImpl::~DraRunnerImpl() { Stop(); }
 

@@ -77,8 +77,9 @@ absl::Status DeleteSlice(KubeClient& client, const json& slice) {
 }  // namespace
 
 std::string ResourceSliceListPath(const std::string& node_name, const std::string& driver) {
-  return absl::StrCat(kSlicesPath, "?fieldSelector=spec.nodeName=", node_name,
-                      ",spec.driver=", driver);
+  // Escaped as client-go escapes the selector ('=' %3D, ',' %2C); names are DNS subdomains.
+  return absl::StrCat(kSlicesPath, "?fieldSelector=spec.nodeName%3D", node_name,
+                      "%2Cspec.driver%3D", driver);
 }
 
 absl::Status ReconcileResourceSlices(KubeClient& client, const SliceTarget& target,

@@ -1,11 +1,19 @@
 #include "manager/src/admin/admin_server.h"
 
 #include <map>
+#include <optional>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/grpc_status.h"
+#include "common/status_macros.h"
+#include "manager/src/admin/manifest.h"
 #include "manager/src/pod/pod_manifest.h"
+#include "manager/src/resourceapi/codec.h"
+#include "manager/src/resourceapi/conversion.h"
+#include "manager/src/resourceapi/kinds.h"
 
 namespace kdp::manager {
 namespace {
@@ -24,7 +32,22 @@ const char* KindName(ContainerKind kind) {
 
 }  // namespace
 
-void ToAdminPod(const AdmittedPod& admitted, kdp::admin::v1::Pod* out) {
+void ToAdminPod(const AdmittedPod& admitted, kdp::admin::v1::Pod* out,
+                const std::vector<resourceclaim::PodClaimView>& claims) {
+  for (const resourceclaim::PodClaimView& view : claims) {
+    auto* claim = out->add_claims();
+    claim->set_pod_claim_name(view.pod_claim_name);
+    claim->set_claim_name(view.claim_name);
+    claim->set_claim_uid(view.claim_uid);
+    for (const auto& [driver, device] : view.devices) {
+      auto* d = claim->add_devices();
+      d->set_driver(driver);
+      d->set_pool(device.pool_name);
+      d->set_device(device.device_name);
+      for (const std::string& request : device.request_names) d->add_requests(request);
+      for (const std::string& id : device.cdi_device_ids) d->add_cdi_device_ids(id);
+    }
+  }
   out->set_namespace_(admitted.pod.namespace_);
   out->set_name(admitted.pod.name);
   out->set_uid(admitted.pod.uid);
@@ -105,7 +128,76 @@ grpc::Status AdminServer::GetStatus(grpc::ServerContext*, const kdp::admin::v1::
   response->set_topology_policy(TopologyPolicyName(topology.policy));
   response->set_topology_scope(TopologyScopeName(topology.scope));
   for (int node : topology.numa.nodes) response->add_numa_nodes(node);
+  AddDraStatus(response);
   return grpc::Status::OK;
+}
+
+void AdminServer::RenderPod(const AdmittedPod& pod, kdp::admin::v1::Pod* out) const {
+  if (dra_.claims == nullptr || pod.pod.resource_claims.empty()) {
+    ToAdminPod(pod, out);
+  } else {
+    ToAdminPod(pod, out, dra_.claims->Describe(pod.pod));
+  }
+}
+
+void AdminServer::AddDraStatus(kdp::admin::v1::NodeStatus* status) const {
+  if (dra_.resources != nullptr) status->set_node_name(dra_.resources->node_name());
+  status->set_resource_api(dra_.resource_api_url);
+  status->set_kubeconfig(dra_.kubeconfig);
+  if (dra_.dra_plugins != nullptr) {
+    // Newest first, as the DRA manager prefers them.
+    std::map<std::string, std::vector<dra::DraPluginInstance>> by_driver;
+    for (dra::DraPluginInstance& instance : dra_.dra_plugins->Instances()) {
+      by_driver[instance.driver].insert(by_driver[instance.driver].begin(), std::move(instance));
+    }
+    for (const auto& [driver, instances] : by_driver) {
+      auto* d = status->add_dra_drivers();
+      d->set_name(driver);
+      for (const dra::DraPluginInstance& instance : instances) {
+        auto* e = d->add_endpoints();
+        e->set_endpoint(instance.endpoint);
+        e->set_service(instance.service);
+        e->set_connected(instance.connected);
+      }
+    }
+  }
+  if (dra_.plugins != nullptr) {
+    for (const pluginmanager::RegisteredPlugin& plugin : dra_.plugins->Registered()) {
+      auto* p = status->add_registered_plugins();
+      p->set_type(plugin.type);
+      p->set_name(plugin.name);
+      p->set_endpoint(plugin.endpoint);
+      p->set_socket(plugin.socket_path);
+      for (const std::string& version : plugin.versions) p->add_versions(version);
+    }
+  }
+  if (dra_.dra != nullptr) {
+    std::map<std::string, std::string> pod_names;  // uid → namespace/name
+    for (const AdmittedPod& pod : pods_->List()) {
+      pod_names[pod.pod.uid] = absl::StrCat(pod.pod.namespace_, "/", pod.pod.name);
+    }
+    for (const dra::ClaimInfo& info : dra_.dra->Claims()) {
+      auto* c = status->add_prepared_claims();
+      c->set_namespace_(info.namespace_());
+      c->set_name(info.claim_name());
+      c->set_uid(info.claim_uid());
+      c->set_prepared(info.IsPrepared());
+      for (const std::string& uid : info.state().pod_uids) {
+        auto it = pod_names.find(uid);
+        c->add_pods(it != pod_names.end() ? it->second : uid);
+      }
+      for (const auto& [driver, state] : info.state().driver_state) {
+        for (const dra::state::Device& device : state.devices) {
+          auto* d = c->add_devices();
+          d->set_driver(driver);
+          d->set_pool(device.pool_name);
+          d->set_device(device.device_name);
+          for (const std::string& request : device.request_names) d->add_requests(request);
+          for (const std::string& id : device.cdi_device_ids) d->add_cdi_device_ids(id);
+        }
+      }
+    }
+  }
 }
 
 grpc::Status AdminServer::ApplyPod(grpc::ServerContext*,
@@ -119,13 +211,13 @@ grpc::Status AdminServer::ApplyPod(grpc::ServerContext*,
   response->set_admitted(result->admitted);
   response->set_reason(result->reason);
   response->set_message(result->message);
-  ToAdminPod(result->pod, response->mutable_pod());
+  RenderPod(result->pod, response->mutable_pod());
   return grpc::Status::OK;
 }
 
 grpc::Status AdminServer::ListPods(grpc::ServerContext*, const kdp::admin::v1::ListPodsRequest*,
                                    kdp::admin::v1::ListPodsResponse* response) {
-  for (const AdmittedPod& pod : pods_->List()) ToAdminPod(pod, response->add_pods());
+  for (const AdmittedPod& pod : pods_->List()) RenderPod(pod, response->add_pods());
   return grpc::Status::OK;
 }
 
@@ -136,6 +228,129 @@ grpc::Status AdminServer::DeletePod(grpc::ServerContext*,
       request->namespace_().empty() ? "default" : request->namespace_(), request->name());
   if (!uid.ok()) return ToGrpcStatus(uid.status());
   response->set_uid(*uid);
+  if (dra_.persister != nullptr) {
+    if (absl::Status flushed = dra_.persister->Flush(); !flushed.ok()) {
+      return ToGrpcStatus(flushed);
+    }
+  }
+  return grpc::Status::OK;
+}
+
+namespace {
+
+// One document of an Apply, checked and ready to apply.
+struct ApplyItem {
+  std::string kind;
+  std::optional<Pod> pod;                     // kind Pod
+  std::optional<resourceapi::Kind> resource;  // the resource.k8s.io kinds
+  nlohmann::json object;                      // their v1 form
+};
+
+constexpr char kSupportedKinds[] =
+    "Pod (v1); DeviceClass, ResourceClaim, ResourceClaimTemplate (resource.k8s.io/v1, v1beta1)";
+
+absl::StatusOr<ApplyItem> CheckDocument(const ManifestDocument& doc, bool have_resources) {
+  ApplyItem item{.kind = doc.kind, .pod = std::nullopt, .resource = std::nullopt, .object = {}};
+  if (doc.kind == "Pod" && doc.api_version == "v1") {
+    KDP_ASSIGN_OR_RETURN(item.pod, ParsePodManifestDocument(doc.node, doc.source));
+    return item;
+  }
+  std::optional<resourceapi::Kind> kind;
+  for (const resourceapi::KindInfo& info : resourceapi::AllKinds()) {
+    if (doc.kind == info.name && info.kind != resourceapi::Kind::kResourceSlice &&
+        info.kind != resourceapi::Kind::kNode) {
+      kind = info.kind;
+    }
+  }
+  const std::string group_prefix = absl::StrCat(resourceapi::kGroup, "/");
+  const std::string version =
+      doc.api_version.starts_with(group_prefix) ? doc.api_version.substr(group_prefix.size()) : "";
+  if (!kind.has_value() || !resourceapi::IsServedVersion(version)) {
+    return absl::InvalidArgumentError(absl::StrCat(doc.source, ": kind ", doc.kind, " of ",
+                                                   doc.api_version,
+                                                   " is not supported; kdpctl "
+                                                   "apply takes ",
+                                                   kSupportedKinds));
+  }
+  if (!have_resources) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(doc.source, ": kdp-manager runs without the local resource API"));
+  }
+  item.resource = kind;
+  item.object = resourceapi::ToV1(*kind, version, doc.json);
+  if (resourceapi::InfoOf(*kind).namespaced) {
+    nlohmann::json& metadata = item.object["metadata"];
+    if (!metadata.is_object()) metadata = nlohmann::json::object();
+    if (!metadata.contains("namespace")) metadata["namespace"] = "default";  // as kubectl
+  }
+  resourceapi::Normalize(*kind, &item.object);
+  if (absl::Status valid = resourceapi::Validate(*kind, item.object); !valid.ok()) {
+    return absl::Status(valid.code(), absl::StrCat(doc.source, ": ", valid.message()));
+  }
+  return item;
+}
+
+}  // namespace
+
+grpc::Status AdminServer::Apply(grpc::ServerContext*, const kdp::admin::v1::ApplyRequest* request,
+                                kdp::admin::v1::ApplyResponse* response) {
+  absl::StatusOr<std::vector<ManifestDocument>> documents = SplitManifest(
+      request->manifest(), request->source().empty() ? "manifest" : request->source());
+  if (!documents.ok()) return ToGrpcStatus(documents.status());
+  // Every document is checked before any is applied: a typo in the last one leaves nothing
+  // half-applied.
+  std::vector<ApplyItem> items;
+  for (const ManifestDocument& doc : *documents) {
+    absl::StatusOr<ApplyItem> item = CheckDocument(doc, dra_.resources != nullptr);
+    if (!item.ok()) return ToGrpcStatus(item.status());
+    items.push_back(*std::move(item));
+  }
+  for (ApplyItem& item : items) {
+    auto* applied = response->add_objects();
+    applied->set_kind(item.kind);
+    if (item.pod.has_value()) {
+      applied->set_namespace_(item.pod->namespace_);
+      applied->set_name(item.pod->name);
+      absl::StatusOr<AdmitResult> result = pods_->Admit(*std::move(item.pod));
+      if (!result.ok()) return ToGrpcStatus(result.status());
+      applied->set_result(result->admitted ? "admitted" : "rejected");
+      auto* pod = applied->mutable_pod();
+      pod->set_admitted(result->admitted);
+      pod->set_reason(result->reason);
+      pod->set_message(result->message);
+      RenderPod(result->pod, pod->mutable_pod());
+      continue;
+    }
+    const resourceapi::Kind kind = *item.resource;
+    const std::string ns = item.object["metadata"].value("namespace", "");
+    const std::string name = item.object["metadata"].value("name", "");
+    applied->set_namespace_(ns);
+    applied->set_name(name);
+    absl::StatusOr<nlohmann::json> created = dra_.resources->Create(kind, item.object);
+    if (created.ok()) {
+      applied->set_name(created->at("metadata").value("name", name));
+      applied->set_result("created");
+      continue;
+    }
+    if (!absl::IsAlreadyExists(created.status())) return ToGrpcStatus(created.status());
+    // kubectl apply: an object that exists is left alone when its spec is the same, else
+    // updated (the API server refuses a changed claim spec: immutable).
+    absl::StatusOr<nlohmann::json> existing = dra_.resources->Get(kind, ns, name);
+    if (!existing.ok()) return ToGrpcStatus(existing.status());
+    if (existing->value("spec", nlohmann::json()) == item.object.value("spec", nlohmann::json())) {
+      applied->set_result("unchanged");
+      continue;
+    }
+    item.object["metadata"]["resourceVersion"] = (*existing)["metadata"]["resourceVersion"];
+    absl::StatusOr<nlohmann::json> updated = dra_.resources->Update(kind, item.object);
+    if (!updated.ok()) return ToGrpcStatus(updated.status());
+    applied->set_result("configured");
+  }
+  if (dra_.persister != nullptr) {
+    if (absl::Status flushed = dra_.persister->Flush(); !flushed.ok()) {
+      return ToGrpcStatus(flushed);
+    }
+  }
   return grpc::Status::OK;
 }
 

@@ -5,18 +5,43 @@
 #ifndef KDP_MANAGER_SRC_ADMIN_ADMIN_SERVER_H_
 #define KDP_MANAGER_SRC_ADMIN_ADMIN_SERVER_H_
 
+#include <string>
+#include <vector>
+
 #include "kdp/admin/v1/admin.grpc.pb.h"
 #include "manager/src/devicemanager/manager.h"
+#include "manager/src/dra/manager.h"
+#include "manager/src/dra/plugin/dra_plugin_manager.h"
+#include "manager/src/pluginmanager/plugin_manager.h"
 #include "manager/src/pod_manager.h"
+#include "manager/src/resourceapi/persistence.h"
+#include "manager/src/resourceapi/store.h"
+#include "manager/src/resourceclaim/pod_claim_controller.h"
 
 namespace kdp::manager {
 
-// Renders an admitted (or rejected) pod as the admin API's message.
-void ToAdminPod(const AdmittedPod& pod, kdp::admin::v1::Pod* out);
+// Renders an admitted (or rejected) pod as the admin API's message, with its claims when given.
+void ToAdminPod(const AdmittedPod& pod, kdp::admin::v1::Pod* out,
+                const std::vector<resourceclaim::PodClaimView>& claims = {});
+
+// The DRA side of the node, for Apply and the status; every pointer may be null (a manager
+// without DRA) and is borrowed for the server's lifetime.
+struct AdminDraSources {
+  resourceapi::ObjectStore* resources = nullptr;
+  resourceclaim::PodClaimController* claims = nullptr;
+  dra::DraManager* dra = nullptr;
+  dra::DraPluginManager* dra_plugins = nullptr;
+  pluginmanager::PluginManager* plugins = nullptr;
+  // Flushed before Apply and DeletePod answer: what kdpctl is told is on disk.
+  resourceapi::StorePersister* persister = nullptr;
+  std::string resource_api_url = {};
+  std::string kubeconfig = {};
+};
 
 class AdminServer final : public kdp::admin::v1::Admin::Service {
  public:
-  AdminServer(PodManager* pods, DeviceManager* devices) : pods_(pods), devices_(devices) {}
+  AdminServer(PodManager* pods, DeviceManager* devices, AdminDraSources dra = {})
+      : pods_(pods), devices_(devices), dra_(std::move(dra)) {}
 
   grpc::Status GetStatus(grpc::ServerContext* context,
                          const kdp::admin::v1::GetStatusRequest* request,
@@ -30,10 +55,16 @@ class AdminServer final : public kdp::admin::v1::Admin::Service {
   grpc::Status DeletePod(grpc::ServerContext* context,
                          const kdp::admin::v1::DeletePodRequest* request,
                          kdp::admin::v1::DeletePodResponse* response) override;
+  grpc::Status Apply(grpc::ServerContext* context, const kdp::admin::v1::ApplyRequest* request,
+                     kdp::admin::v1::ApplyResponse* response) override;
 
  private:
+  void RenderPod(const AdmittedPod& pod, kdp::admin::v1::Pod* out) const;
+  void AddDraStatus(kdp::admin::v1::NodeStatus* status) const;
+
   PodManager* const pods_;
   DeviceManager* const devices_;
+  const AdminDraSources dra_;
 };
 
 }  // namespace kdp::manager

@@ -91,6 +91,10 @@ inline std::string InsufficientResource(absl::string_view resource, int64_t requ
 // Admission (§2.E item 26).
 inline constexpr char kUnexpectedAdmissionError[] = "UnexpectedAdmissionError";
 inline constexpr char kCreateContainerConfigError[] = "CreateContainerConfigError";
+// DRA: the scheduler could not allocate or reserve the pod's claims (kdp-manager plays the
+// scheduler), and the kubelet's event when NodePrepareResources failed.
+inline constexpr char kFailedScheduling[] = "FailedScheduling";
+inline constexpr char kFailedPrepareDynamicResources[] = "FailedPrepareDynamicResources";
 inline std::string AllocateFailed(absl::string_view err) {
   return absl::StrCat("Allocate failed due to ", err, ", which is unexpected");
 }

@@ -138,6 +138,9 @@ class Decoder {
     m.resource_version = String(meta, "resourceVersion", path + ".resourceVersion");
     m.generation = OptInt(meta, "generation", path + ".generation").value_or(0);
     m.creation_timestamp = String(meta, "creationTimestamp", path + ".creationTimestamp");
+    if (meta.contains("deletionTimestamp") && !meta["deletionTimestamp"].is_null()) {
+      m.deletion_timestamp = String(meta, "deletionTimestamp", path + ".deletionTimestamp");
+    }
     StringMap(meta, "labels", path + ".labels", &m.labels);
     StringMap(meta, "annotations", path + ".annotations", &m.annotations);
     m.finalizers = Strings(meta, "finalizers", path + ".finalizers");

@@ -54,6 +54,7 @@ nlohmann::json EncodeObjectMeta(const ObjectMeta& m) {
   if (!m.resource_version.empty()) out["resourceVersion"] = m.resource_version;
   if (m.generation != 0) out["generation"] = m.generation;
   if (!m.creation_timestamp.empty()) out["creationTimestamp"] = m.creation_timestamp;
+  if (m.deletion_timestamp.has_value()) out["deletionTimestamp"] = *m.deletion_timestamp;
   if (!m.labels.empty()) out["labels"] = m.labels;
   if (!m.annotations.empty()) out["annotations"] = m.annotations;
   if (!m.owner_references.empty()) {

@@ -3,9 +3,13 @@
 #include <openssl/crypto.h>
 #include <sys/socket.h>
 
+#include <map>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
@@ -131,17 +135,55 @@ Json ListObject(const Route& route, const ListResult& list) {
           {"items", std::move(items)}};
 }
 
+// Go's url.QueryUnescape for one key or value: %XX decoded, '+' is a space; a malformed escape is
+// kept as written.
+std::string QueryUnescape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '+') {
+      out.push_back(' ');
+    } else if (text[i] == '%' && i + 2 < text.size() &&
+               absl::ascii_isxdigit(static_cast<unsigned char>(text[i + 1])) &&
+               absl::ascii_isxdigit(static_cast<unsigned char>(text[i + 2]))) {
+      out.push_back(static_cast<char>(std::stoi(std::string(text.substr(i + 1, 2)), nullptr, 16)));
+      i += 2;
+    } else {
+      out.push_back(text[i]);
+    }
+  }
+  return out;
+}
+
+// The request's query parameters as url.ParseQuery reads them: each `key=value` split at its
+// FIRST '=' (httplib's own parser splits at every '=', which garbles an unescaped
+// fieldSelector=spec.nodeName=a,spec.driver=b), first occurrence of a key wins.
+std::map<std::string, std::string> QueryParams(const httplib::Request& request) {
+  std::map<std::string, std::string> params;
+  const std::size_t mark = request.target.find('?');
+  if (mark == std::string::npos) return params;
+  const std::string query = request.target.substr(mark + 1);
+  for (absl::string_view piece : absl::StrSplit(query, '&', absl::SkipEmpty())) {
+    const std::string_view pair(piece.data(), piece.size());
+    const std::size_t eq = pair.find('=');
+    std::string key = QueryUnescape(pair.substr(0, eq));
+    std::string value = eq == std::string_view::npos ? "" : QueryUnescape(pair.substr(eq + 1));
+    params.emplace(std::move(key), std::move(value));
+  }
+  return params;
+}
+
 absl::StatusOr<ListOptions> ParseListOptions(const httplib::Request& request, const Route& route) {
   ListOptions options;
-  if (request.has_param("fieldSelector")) {
-    absl::StatusOr<FieldSelector> fields = FieldSelector::Parse(
-        request.get_param_value("fieldSelector"), InfoOf(route.kind), route.version);
+  const std::map<std::string, std::string> params = QueryParams(request);
+  if (auto field = params.find("fieldSelector"); field != params.end()) {
+    absl::StatusOr<FieldSelector> fields =
+        FieldSelector::Parse(field->second, InfoOf(route.kind), route.version);
     if (!fields.ok()) return fields.status();
     options.fields = *std::move(fields);
   }
-  if (request.has_param("labelSelector")) {
-    absl::StatusOr<LabelSelector> labels =
-        LabelSelector::Parse(request.get_param_value("labelSelector"));
+  if (auto label = params.find("labelSelector"); label != params.end()) {
+    absl::StatusOr<LabelSelector> labels = LabelSelector::Parse(label->second);
     if (!labels.ok()) return labels.status();
     options.labels = *std::move(labels);
   }
@@ -299,8 +341,9 @@ void ResourceApiServer::Handle(const httplib::Request& request, httplib::Respons
   const bool collection = route.name.empty();
 
   if (method == "GET") {
-    if (request.has_param("watch") && request.get_param_value("watch") != "false" &&
-        request.get_param_value("watch") != "0") {
+    const std::map<std::string, std::string> params = QueryParams(request);
+    if (auto watch = params.find("watch");
+        watch != params.end() && watch->second != "false" && watch->second != "0") {
       // TODO(next issue): watches over store_->EventsSince / WaitForEvents.
       ReplyError(response, MethodNotAllowedError(info, "watch"));
       return;

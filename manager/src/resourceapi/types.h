@@ -44,6 +44,8 @@ struct ObjectMeta {
   std::string resource_version;  // resourceVersion, decimal
   int64_t generation = 0;
   std::string creation_timestamp;  // creationTimestamp, RFC 3339 UTC
+  // deletionTimestamp: set while finalizers hold a deleted object back.
+  std::optional<std::string> deletion_timestamp;
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;
   std::vector<OwnerReference> owner_references;  // ownerReferences

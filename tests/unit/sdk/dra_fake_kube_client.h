@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "nlohmann/json.hpp"
@@ -133,6 +134,8 @@ class FakeKubeClient final : public internal::KubeClient {
     if (at != std::string::npos) {
       std::string value = path.substr(at + 14);
       value = value.substr(0, value.find('&'));
+      // The publisher escapes the selector as client-go does.
+      value = absl::StrReplaceAll(value, {{"%3D", "="}, {"%2C", ","}});
       for (absl::string_view term : absl::StrSplit(value, ',')) {
         std::vector<std::string> kv = absl::StrSplit(term, absl::MaxSplits('=', 1));
         if (kv.size() == 2) selector[kv[0]] = kv[1];

@@ -178,6 +178,14 @@ TEST_F(ResourceApiServerTest, ListsWithFieldSelectors) {
   EXPECT_EQ(list["metadata"]["resourceVersion"], std::to_string(store_.ResourceVersion()));
   ASSERT_EQ(list["items"].size(), 1u);
   EXPECT_EQ(list["items"][0]["metadata"]["name"], "a");
+  // Unescaped, as curl users write it: the value is split at its first '=' only (Go's
+  // url.ParseQuery), so the selector reaches the parser whole.
+  auto [raw_code, raw] = Do("GET", std::string(kV1) +
+                                       "/resourceslices?fieldSelector=spec.nodeName=node-2,"
+                                       "spec.driver=tpu.example.com");
+  ASSERT_EQ(raw_code, 200) << raw.dump();
+  ASSERT_EQ(raw["items"].size(), 1u);
+  EXPECT_EQ(raw["items"][0]["metadata"]["name"], "b");
   auto [ncode, others] =
       Do("GET", std::string(kV1beta1) + "/resourceslices?fieldSelector=spec.nodeName!%3Dnode-1");
   ASSERT_EQ(ncode, 200);
