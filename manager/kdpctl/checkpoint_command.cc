@@ -209,6 +209,13 @@ int InspectCheckpoint(const std::string& path, bool json) {
   std::optional<std::string> bytes = Read(path, &exit_code);
   if (!bytes.has_value()) return exit_code;
   if (IsDraCheckpoint(*bytes)) return InspectDraCheckpoint(path, *bytes, json);
+  if (nlohmann::json::parse(*bytes, nullptr, /*allow_exceptions=*/false).is_discarded()) {
+    // Neither kind of kubelet checkpoint: say so rather than name only one of them.
+    std::cerr << "kdpctl: " << path
+              << ": not a kubelet checkpoint (device manager or dra_manager_state): the file is "
+                 "not valid JSON\n";
+    return 2;
+  }
   std::optional<checkpoint::Decoded> decoded = Decode(path, *bytes, &exit_code);
   if (!decoded.has_value()) return exit_code;
   if (json) {

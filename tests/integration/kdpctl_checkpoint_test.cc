@@ -54,6 +54,11 @@ TEST_F(KdpctlCheckpoint, NotACheckpointIsExitTwoAndAMissingFileExitOne) {
   CommandResult not_one = Run({"checkpoint", "inspect", Write("junk", "{\"x\":1}")});
   EXPECT_EQ(not_one.exit_code, 2);
   EXPECT_THAT(not_one.err, ::testing::HasSubstr("not a device manager checkpoint"));
+  // Not JSON at all: neither kind of kubelet checkpoint, and the message says so.
+  CommandResult not_json = Run({"checkpoint", "inspect", Write("brace", "{")});
+  EXPECT_EQ(not_json.exit_code, 2);
+  EXPECT_THAT(not_json.err, ::testing::HasSubstr(
+                                "not a kubelet checkpoint (device manager or dra_manager_state)"));
   EXPECT_EQ(Run({"checkpoint", "inspect", root_.Path("missing")}).exit_code, 1);
 }
 
