@@ -96,7 +96,8 @@ absl::StatusOr<DraRunnerOptions> ResolveDraRunnerOptions(DraRunnerOptions option
     }
   }
   if (options.checkpoint_path.empty()) {
-    options.checkpoint_path = absl::StrCat(PluginDir(options, driver_name), "/checkpoint.json");
+    options.checkpoint_path =
+        absl::StrCat(PluginDir(options, driver_name), "/prepared-claims.json");
   }
   if (options.api_timeout <= absl::ZeroDuration() ||
       options.publish_initial_backoff <= absl::ZeroDuration() ||

@@ -166,7 +166,8 @@ struct DraRunnerOptions {
   // ("<driver>-<suffix>-reg.sock", "dra-<suffix>.sock") and a file lock (serialize.lock in the
   // plugin directory) so that two instances serialize too. Letters, digits, '.', '_', '-'; ≤ 64.
   std::string instance_suffix = {};
-  // Checkpoint of prepared claims; empty: <kubelet_root>/plugins/<driver>/checkpoint.json.
+  // Checkpoint of prepared claims; empty: <kubelet_root>/plugins/<driver>/prepared-claims.json
+  // (not checkpoint.json, the name Go drivers such as dra-example-driver use in that directory).
   std::string checkpoint_path = {};
   // Publish ResourceSlices (needs get on nodes and write access to resourceslices).
   bool publish_resource_slices = true;

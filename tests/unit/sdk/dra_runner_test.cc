@@ -500,7 +500,8 @@ TEST_F(DraRunnerTest, CheckpointSurvivesARestart) {
     ASSERT_TRUE(PrepareV1({{"claim-1", "uid-1"}}, &response).ok());
     runner->Stop();
   }
-  ASSERT_TRUE(::access(dir_.Path("plugins/gpu.example.com/checkpoint.json").c_str(), F_OK) == 0);
+  ASSERT_TRUE(::access(dir_.Path("plugins/gpu.example.com/prepared-claims.json").c_str(), F_OK) ==
+              0);
   auto restarted = StartRunner();
   ASSERT_NE(restarted, nullptr);
   drav1::NodeUnprepareResourcesResponse response;
@@ -528,7 +529,7 @@ TEST_F(DraRunnerTest, FailedPrepareIsStillUnpreparedByTheVendor) {
 TEST_F(DraRunnerTest, CorruptCheckpointFailsStart) {
   ASSERT_TRUE(MakeDirectories(dir_.Path("plugins/gpu.example.com")).ok());
   ASSERT_TRUE(
-      WriteFileDurably(dir_.Path("plugins/gpu.example.com/checkpoint.json"), "{garbage").ok());
+      WriteFileDurably(dir_.Path("plugins/gpu.example.com/prepared-claims.json"), "{garbage").ok());
   absl::StatusOr<std::unique_ptr<DraRunner>> runner =
       internal::CreateDraRunnerWithClient(Options(), std::make_unique<TestDriver>(), client_);
   ASSERT_TRUE(runner.ok());
@@ -710,7 +711,8 @@ TEST_F(DraRunnerTest, ResolvedDefaults) {
       internal::ResolveDraRunnerOptions(options, "gpu.example.com");
   ASSERT_TRUE(resolved.ok()) << resolved.status();
   EXPECT_EQ(resolved->registration_socket_name, "gpu.example.com-reg.sock");
-  EXPECT_EQ(resolved->checkpoint_path, "/var/lib/kubelet/plugins/gpu.example.com/checkpoint.json");
+  EXPECT_EQ(resolved->checkpoint_path,
+            "/var/lib/kubelet/plugins/gpu.example.com/prepared-claims.json");
   ::setenv("NODE_NAME", "env-node", 1);
   options.node_name = "";
   resolved = internal::ResolveDraRunnerOptions(options, "gpu.example.com");
