@@ -535,7 +535,7 @@ TEST_F(DraRunnerTest, CorruptCheckpointFailsStart) {
   ASSERT_TRUE(runner.ok());
   absl::Status started = (*runner)->Start();
   EXPECT_EQ(started.code(), absl::StatusCode::kDataLoss);
-  EXPECT_THAT(started.message(), HasSubstr("checkpoint.json is corrupted"));
+  EXPECT_THAT(started.message(), HasSubstr("prepared-claims.json is corrupted"));
   EXPECT_FALSE(IsSocket(DraSocket()));
   EXPECT_FALSE(IsSocket(RegistrationSocket()));
 }
