@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -385,19 +386,47 @@ int main(int argc, char** argv) {
   // period (the kubelet's reconcile loop), once the pod source is ready (above).
   DraReconciler reconciler(dra->get(), &pods, reconcile_period);
 
-  absl::StatusOr<std::string> token = kdp::manager::resourceapi::GenerateBearerToken();
+  // The previous run's port and token when there was one: drivers read the kubeconfig once (as
+  // client-go does) and keep talking to the restarted manager as to a restarted API server.
+  const std::optional<kdp::manager::resourceapi::KubeconfigCredentials> previous =
+      kdp::manager::resourceapi::ReadKubeconfigCredentials(kubelet_root);
+  absl::StatusOr<std::string> token = previous.has_value()
+                                          ? absl::StatusOr<std::string>(previous->token)
+                                          : kdp::manager::resourceapi::GenerateBearerToken();
   if (!token.ok()) {
     KDP_LOG_ERROR("Cannot generate the resource API's token", "err", token.status().ToString());
     return 1;
   }
-  kdp::manager::resourceapi::ResourceApiServer resource_api(
-      &resources, {.host = "127.0.0.1", .port = resource_api_port, .token = *token});
-  if (absl::Status started = resource_api.Start(); !started.ok()) {
-    KDP_LOG_ERROR("Local resource API failed to start", "err", started.ToString());
+  const int port =
+      resource_api_port != 0 ? resource_api_port : (previous.has_value() ? previous->port : 0);
+  auto resource_api = std::make_unique<kdp::manager::resourceapi::ResourceApiServer>(
+      &resources,
+      kdp::manager::resourceapi::ResourceApiServerOptions{.host = "127.0.0.1",
+                                                          .port = port,
+                                                          .token = *token,
+                                                          .kubernetes_version = "v1.34.0",
+                                                          .threads = 16});
+  absl::Status api_started = resource_api->Start();
+  if (!api_started.ok() && resource_api_port == 0 && port != 0) {
+    KDP_LOG_WARNING(
+        "The resource API's previous port is taken; serving on a new one (running "
+        "DRA drivers must be restarted to read the new kubeconfig)",
+        "port", port);
+    resource_api = std::make_unique<kdp::manager::resourceapi::ResourceApiServer>(
+        &resources,
+        kdp::manager::resourceapi::ResourceApiServerOptions{.host = "127.0.0.1",
+                                                            .port = 0,
+                                                            .token = *token,
+                                                            .kubernetes_version = "v1.34.0",
+                                                            .threads = 16});
+    api_started = resource_api->Start();
+  }
+  if (!api_started.ok()) {
+    KDP_LOG_ERROR("Local resource API failed to start", "err", api_started.ToString());
     return 1;
   }
   absl::StatusOr<std::string> kubeconfig =
-      kdp::manager::resourceapi::WriteKubeconfig(kubelet_root, resource_api.port(), *token);
+      kdp::manager::resourceapi::WriteKubeconfig(kubelet_root, resource_api->port(), *token);
   if (!kubeconfig.ok()) {
     KDP_LOG_ERROR("Cannot write the kubeconfig", "err", kubeconfig.status().ToString());
     return 1;
@@ -424,7 +453,7 @@ int main(int argc, char** argv) {
                                    .dra_plugins = &dra_plugins,
                                    .plugins = &plugin_manager,
                                    .persister = &persister,
-                                   .resource_api_url = resource_api.url(),
+                                   .resource_api_url = resource_api->url(),
                                    .kubeconfig = *kubeconfig});
 
   if (absl::Status started = devices.Start(); !started.ok()) {
@@ -446,8 +475,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   KDP_LOG_INFO("kdp-manager ready", "kubeletRoot", kubelet_root, "node", node_name, "admin",
-               admin_socket, "podResources", podresources_socket, "resourceApi", resource_api.url(),
-               "kubeconfig", *kubeconfig);
+               admin_socket, "podResources", podresources_socket, "resourceApi",
+               resource_api->url(), "kubeconfig", *kubeconfig);
 
   int received = 0;
   sigwait(&signals, &received);
@@ -463,7 +492,7 @@ int main(int argc, char** argv) {
   (void)kdp::RemoveSocketIfPresent(admin_socket);
   (void)kdp::RemoveSocketIfPresent(podresources_socket);
   dra_plugins.Stop();
-  resource_api.Stop();
+  resource_api->Stop();
   persister.Stop();
   // Always on a clean shutdown: the checkpoint and the pod store hold the whole state.
   (*store)->Close();

@@ -4,8 +4,14 @@
 #include <openssl/rand.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "common/durable_file.h"
 
 namespace kdp::manager::resourceapi {
@@ -41,6 +47,28 @@ std::string KubeconfigYaml(const std::string& server, const std::string& token) 
       "    cluster: kdp\n"
       "    user: kdp\n"
       "current-context: kdp\n");
+}
+
+std::optional<KubeconfigCredentials> ReadKubeconfigCredentials(const std::string& kubelet_root) {
+  absl::StatusOr<std::string> text = kdp::ReadFile(KubeconfigPath(kubelet_root));
+  if (!text.ok()) return std::nullopt;
+  KubeconfigCredentials credentials;
+  constexpr absl::string_view kServer = "    server: http://127.0.0.1:";
+  constexpr absl::string_view kToken = "    token: ";
+  for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+    if (absl::ConsumePrefix(&line, kServer)) {
+      if (!absl::SimpleAtoi(line, &credentials.port)) return std::nullopt;
+    } else if (absl::ConsumePrefix(&line, kToken)) {
+      credentials.token = std::string(line);
+    }
+  }
+  // Only what GenerateBearerToken makes: 64 hex digits.
+  if (credentials.port <= 0 || credentials.port > 65535 || credentials.token.size() != 64 ||
+      !std::all_of(credentials.token.begin(), credentials.token.end(),
+                   [](char c) { return absl::ascii_isxdigit(static_cast<unsigned char>(c)); })) {
+    return std::nullopt;
+  }
+  return credentials;
 }
 
 std::string KubeconfigPath(const std::string& kubelet_root) {

@@ -8,6 +8,7 @@
 #ifndef KDP_MANAGER_SRC_RESOURCEAPI_KUBECONFIG_H_
 #define KDP_MANAGER_SRC_RESOURCEAPI_KUBECONFIG_H_
 
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -20,6 +21,16 @@ namespace kdp::manager::resourceapi {
 
 // The kubeconfig text for `server` ("http://127.0.0.1:8080") and `token`.
 std::string KubeconfigYaml(const std::string& server, const std::string& token);
+
+// What a previous manager on this kubelet root wrote: the port of its server and its token. A
+// restarted manager serves on them again (when the port is free), so drivers that read the
+// kubeconfig once, as client-go does, keep working across the restart, as they would across an
+// API server's. nullopt when there is no such file or it is not one WriteKubeconfig wrote.
+struct KubeconfigCredentials {
+  int port = 0;
+  std::string token = {};
+};
+std::optional<KubeconfigCredentials> ReadKubeconfigCredentials(const std::string& kubelet_root);
 
 // The kubeconfig path for a kubelet root directory: `<kubelet_root>/kdp/kubeconfig`.
 std::string KubeconfigPath(const std::string& kubelet_root);

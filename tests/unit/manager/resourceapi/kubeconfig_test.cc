@@ -64,3 +64,31 @@ TEST(Kubeconfig, MissingRootIsNotFound) {
 
 }  // namespace
 }  // namespace kdp::manager::resourceapi
+
+namespace kdp::manager::resourceapi {
+namespace {
+
+TEST(ReadKubeconfigCredentials, ReadsBackWhatWriteKubeconfigWrote) {
+  kdp::testing::TempDir root;
+  EXPECT_FALSE(ReadKubeconfigCredentials(root.path()).has_value());
+  absl::StatusOr<std::string> token = GenerateBearerToken();
+  ASSERT_TRUE(token.ok());
+  ASSERT_TRUE(WriteKubeconfig(root.path(), 41234, *token).ok());
+  std::optional<KubeconfigCredentials> read = ReadKubeconfigCredentials(root.path());
+  ASSERT_TRUE(read.has_value());
+  EXPECT_EQ(read->port, 41234);
+  EXPECT_EQ(read->token, *token);
+}
+
+TEST(ReadKubeconfigCredentials, IgnoresFilesItDidNotWrite) {
+  kdp::testing::TempDir root;
+  ASSERT_TRUE(WriteKubeconfig(root.path(), 41234, "not-a-generated-token").ok());
+  EXPECT_FALSE(ReadKubeconfigCredentials(root.path()).has_value());
+  ASSERT_TRUE(WriteKubeconfig(root.path(), 0, std::string(64, 'a')).ok());
+  EXPECT_FALSE(ReadKubeconfigCredentials(root.path()).has_value());
+  ASSERT_TRUE(WriteKubeconfig(root.path(), 8080, std::string(64, 'a')).ok());
+  EXPECT_TRUE(ReadKubeconfigCredentials(root.path()).has_value());
+}
+
+}  // namespace
+}  // namespace kdp::manager::resourceapi

@@ -1,0 +1,465 @@
+// DRA end to end (issue 5), with kdp-manager, kdp-dra-driver and kdpctl as real processes in a
+// temporary kubelet root: a claim generated from a template is allocated, prepared (CDI spec
+// written, container CDI devices, checkpoint) and cleaned up with its pod; a shared claim is
+// prepared once and unprepared with its last pod (reference §2 item 8); unsatisfiable claims and
+// selectors outside the CEL subset are FailedScheduling; the manager restarting (SIGTERM or
+// SIGKILL) keeps the pods' CDI devices and the driver re-registers by itself (§2 item 27); the
+// driver restarting still unprepares; a driver that never answers fails the pod with
+// FailedPrepareDynamicResources / DeadlineExceeded (§2 items 1, 13, 34) and holds nothing.
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/cleanup/cleanup.h"
+#include "absl/synchronization/notification.h"
+#include "dra/v1/api.grpc.pb.h"
+#include "kdp/cdi.h"
+#include "tests/integration/dra_fixture.h"
+
+namespace kdp::testing {
+namespace {
+
+namespace drapb = ::k8s::io::kubelet::pkg::apis::dra::v1;
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::UnorderedElementsAre;
+using ::testing::UnorderedElementsAreArray;
+
+// The devices a pod's claim holds, as "pool/device".
+std::set<std::string> ClaimDevices(const nlohmann::json& pod) {
+  std::set<std::string> out;
+  for (const auto& claim : pod["claims"]) {
+    for (const auto& device : claim["devices"]) {
+      out.insert(absl::StrCat(device["pool"].get<std::string>(), "/",
+                              device["device"].get<std::string>()));
+    }
+  }
+  return out;
+}
+
+bool Disjoint(const std::set<std::string>& a, const std::set<std::string>& b) {
+  for (const std::string& x : a) {
+    if (b.count(x) > 0) return false;
+  }
+  return true;
+}
+
+class DraE2E : public DraE2ETest {
+ protected:
+  // The prepared_claims entry of `claim_uid`, or null.
+  nlohmann::json PreparedClaim(const std::string& claim_uid) {
+    for (const auto& claim : PreparedClaims()) {
+      if (claim["uid"] == claim_uid) return claim;
+    }
+    return nullptr;
+  }
+
+  // Scenario 4: a pod admitted, the manager stopped with `sig` and restarted on the same root.
+  void RestartManagerMidway(int sig);
+};
+
+TEST_F(DraE2E, TemplateClaimIsPreparedAndCleanedUpWithItsPod) {
+  ASSERT_NO_FATAL_FAILURE(StartAll());
+  KdpctlResult applied = Apply(ExampleManifests());
+  ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err << DriverLogs();
+  ASSERT_EQ(applied.json["kind"], "List") << applied.out;
+  ASSERT_EQ(applied.json["items"].size(), 3u) << applied.out;
+  EXPECT_EQ(applied.json["items"][0]["kind"], "DeviceClass");
+  EXPECT_EQ(applied.json["items"][1]["kind"], "ResourceClaimTemplate");
+  const nlohmann::json pod = PodOf(applied.json);
+  ASSERT_EQ(pod["admitted"], true) << applied.out;
+  const std::string pod_uid = pod["pod"]["uid"];
+  ASSERT_EQ(pod["claims"].size(), 1u) << applied.out;
+  const nlohmann::json& claim = pod["claims"][0];
+  EXPECT_EQ(claim["pod_claim_name"], "gpus");
+  const std::string claim_name = claim["claim_name"];
+  const std::string claim_uid = claim["claim_uid"];
+  // The resourceclaim controller's name: "<pod>-<pod claim>-<5 random>".
+  EXPECT_TRUE(absl::StartsWith(claim_name, "dra-trainer-gpus-")) << claim_name;
+  EXPECT_EQ(claim_name.size(), std::string("dra-trainer-gpus-").size() + 5) << claim_name;
+  ASSERT_EQ(claim["devices"].size(), 2u) << applied.out;
+  for (const auto& device : claim["devices"]) {
+    EXPECT_EQ(device["driver"], kGpuDriver);
+    EXPECT_EQ(device["pool"], kDraNode);
+    EXPECT_EQ(device["cdi_device_ids"].size(), 1u) << device;
+  }
+  const std::vector<std::string> cdi_ids = ClaimCdiIds(pod);
+  ASSERT_EQ(cdi_ids.size(), 2u);
+  // The container gets exactly its claim's CDI devices (CRI ContainerConfig.cdi_devices).
+  EXPECT_THAT(ContainerCdiDevices(pod, "trainer"), UnorderedElementsAreArray(cdi_ids));
+
+  // kdpctl get pods shows the same pod.
+  std::map<std::string, nlohmann::json> listed = ListedPods();
+  ASSERT_EQ(listed.count("dra-trainer"), 1u);
+  EXPECT_EQ(listed["dra-trainer"]["claims"], pod["claims"]);
+  EXPECT_THAT(ContainerCdiDevices(listed["dra-trainer"], "trainer"),
+              UnorderedElementsAreArray(cdi_ids));
+
+  // The DRA manager's cache: one prepared claim referencing the pod.
+  nlohmann::json prepared = PreparedClaims();
+  ASSERT_EQ(prepared.size(), 1u) << prepared;
+  EXPECT_EQ(prepared[0]["namespace"], "default");
+  EXPECT_EQ(prepared[0]["name"], claim_name);
+  EXPECT_EQ(prepared[0]["uid"], claim_uid);
+  EXPECT_EQ(prepared[0]["pods"], nlohmann::json({"default/dra-trainer"}));
+  EXPECT_EQ(prepared[0]["prepared"], true);
+  EXPECT_EQ(prepared[0]["devices"].size(), 2u);
+
+  // The driver's CDI spec: one per claim, valid, naming exactly the claim's CDI devices.
+  EXPECT_EQ(CdiSpecs(),
+            std::vector<std::string>{absl::StrCat("gpu.example.com-gpu_", claim_uid, ".json")});
+  absl::StatusOr<cdi::Spec> spec =
+      cdi::ParseJson(ReadFile(SpecPathOf(claim_uid)), SpecPathOf(claim_uid));
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  absl::Status valid = cdi::Validate(*spec);
+  EXPECT_TRUE(valid.ok()) << valid;
+  std::vector<std::string> spec_ids;
+  for (const cdi::Device& device : spec->devices) {
+    spec_ids.push_back(cdi::QualifiedName(spec->kind, device.name));
+  }
+  EXPECT_THAT(spec_ids, UnorderedElementsAreArray(cdi_ids));
+
+  // The checkpoint (reference §2 items 24, 26) holds the claim with the pod and the CDI IDs.
+  KdpctlResult inspected = Inspect(DraCheckpointPath());
+  ASSERT_EQ(inspected.exit_code, 0) << inspected.out << inspected.err;
+  EXPECT_EQ(inspected.json["format"], "dra");
+  EXPECT_EQ(inspected.json["checksum_ok"], true) << inspected.out;
+  ASSERT_EQ(inspected.json["claims"].size(), 1u) << inspected.out;
+  const nlohmann::json& entry = inspected.json["claims"][0];
+  EXPECT_EQ(entry["uid"], claim_uid);
+  EXPECT_EQ(entry["name"], claim_name);
+  EXPECT_EQ(entry["namespace"], "default");
+  EXPECT_EQ(entry["pod_uids"], nlohmann::json({pod_uid}));
+  std::vector<std::string> checkpointed_ids;
+  for (const auto& device : entry["drivers"][kGpuDriver]) {
+    for (const auto& id : device["cdi_device_ids"]) checkpointed_ids.push_back(id);
+  }
+  EXPECT_THAT(checkpointed_ids, UnorderedElementsAreArray(cdi_ids)) << inspected.out;
+
+  // The claim in the API: allocated and reserved for the pod.
+  HttpResponse got = GetClaim(claim_name);
+  ASSERT_EQ(got.status, 200) << got.error << got.body;
+  EXPECT_EQ(got.json["status"]["reservedFor"].size(), 1u) << got.body;
+  EXPECT_EQ(got.json["status"]["reservedFor"][0]["uid"], pod_uid) << got.body;
+  EXPECT_EQ(got.json["status"]["allocation"]["devices"]["results"].size(), 2u) << got.body;
+
+  // Deleting the pod unprepares (spec gone), empties the cache and deletes the generated claim.
+  KdpctlResult deleted = DeletePod("dra-trainer");
+  ASSERT_EQ(deleted.exit_code, 0) << deleted.out << deleted.err;
+  EXPECT_FALSE(std::filesystem::exists(SpecPathOf(claim_uid)));
+  EXPECT_THAT(CdiSpecs(), IsEmpty());
+  EXPECT_THAT(PreparedClaims(), IsEmpty());
+  HttpResponse gone = GetClaim(claim_name);
+  EXPECT_EQ(gone.status, 404) << gone.error << gone.body;
+  EXPECT_THAT(ListedPods(), IsEmpty());
+  inspected = Inspect(DraCheckpointPath());
+  EXPECT_EQ(inspected.json["checksum_ok"], true) << inspected.out;
+  EXPECT_THAT(inspected.json["claims"], IsEmpty()) << inspected.out;
+}
+
+TEST_F(DraE2E, ASharedClaimIsPreparedOnceAndUnpreparedWithItsLastPod) {
+  ASSERT_NO_FATAL_FAILURE(StartAll());
+  KdpctlResult objects =
+      Apply(absl::StrCat(ExampleManifests(/*with_pod=*/false), "---\n", Claim("shared-gpu", 1)));
+  ASSERT_EQ(objects.exit_code, 0) << objects.out << objects.err;
+  nlohmann::json first = ApplyPod(ClaimPod("first", "shared-gpu", /*from_template=*/false));
+  ASSERT_EQ(first["admitted"], true) << first;
+  nlohmann::json second = ApplyPod(ClaimPod("second", "shared-gpu", /*from_template=*/false));
+  ASSERT_EQ(second["admitted"], true) << second;
+  const std::string first_uid = first["pod"]["uid"], second_uid = second["pod"]["uid"];
+  const std::string claim_uid = first["claims"][0]["claim_uid"];
+  EXPECT_EQ(second["claims"][0]["claim_name"], "shared-gpu");
+  EXPECT_EQ(second["claims"][0]["claim_uid"], claim_uid);
+  const std::vector<std::string> ids = ClaimCdiIds(first);
+  ASSERT_EQ(ids.size(), 1u) << first;
+  EXPECT_EQ(ClaimCdiIds(second), ids);
+  EXPECT_EQ(ContainerCdiDevices(first, "main"), ids);
+  EXPECT_EQ(ContainerCdiDevices(second, "main"), ids);
+
+  // Prepared once: one spec, one cache entry with both pods, the claim reserved for both.
+  EXPECT_EQ(CdiSpecs(),
+            std::vector<std::string>{absl::StrCat("gpu.example.com-gpu_", claim_uid, ".json")});
+  nlohmann::json prepared = PreparedClaims();
+  ASSERT_EQ(prepared.size(), 1u) << prepared;
+  EXPECT_THAT(prepared[0]["pods"].get<std::vector<std::string>>(),
+              UnorderedElementsAre("default/first", "default/second"));
+  HttpResponse claim = GetClaim("shared-gpu");
+  ASSERT_EQ(claim.status, 200) << claim.error << claim.body;
+  std::vector<std::string> reserved_for;
+  for (const auto& ref : claim.json["status"]["reservedFor"]) reserved_for.push_back(ref["uid"]);
+  EXPECT_THAT(reserved_for, UnorderedElementsAre(first_uid, second_uid)) << claim.body;
+
+  // The first pod going only drops its reference.
+  KdpctlResult deleted = DeletePod("first");
+  ASSERT_EQ(deleted.exit_code, 0) << deleted.out << deleted.err;
+  EXPECT_TRUE(std::filesystem::exists(SpecPathOf(claim_uid)));
+  prepared = PreparedClaims();
+  ASSERT_EQ(prepared.size(), 1u) << prepared;
+  EXPECT_EQ(prepared[0]["pods"], nlohmann::json({"default/second"}));
+  EXPECT_EQ(prepared[0]["prepared"], true);
+
+  // The last one unprepares; the claim (not generated) stays, deallocated.
+  deleted = DeletePod("second");
+  ASSERT_EQ(deleted.exit_code, 0) << deleted.out << deleted.err;
+  EXPECT_FALSE(std::filesystem::exists(SpecPathOf(claim_uid)));
+  EXPECT_THAT(PreparedClaims(), IsEmpty());
+  claim = GetClaim("shared-gpu");
+  ASSERT_EQ(claim.status, 200) << claim.error << claim.body;
+  const nlohmann::json status = claim.json.value("status", nlohmann::json::object());
+  EXPECT_FALSE(status.contains("allocation")) << claim.body;
+  EXPECT_TRUE(!status.contains("reservedFor") || status["reservedFor"].empty()) << claim.body;
+}
+
+TEST_F(DraE2E, UnsatisfiableClaimsAndUnsupportedSelectorsAreFailedScheduling) {
+  ASSERT_NO_FATAL_FAILURE(StartAll());
+  const std::string no_match = "device.attributes[\"gpu.example.com\"].model == \"no-such-gpu\"";
+  const std::string ternary = "1 < 2 ? true : false";
+  KdpctlResult objects = Apply(absl::StrCat(
+      ExampleManifests(/*with_pod=*/false), "---\n", ClaimTemplate("nine-gpus", 9), "---\n",
+      ClaimTemplate("no-match", 1, no_match), "---\n", ClaimTemplate("ternary", 1, ternary),
+      "---\n", ClaimTemplate("eight-gpus", kFixtureGpus)));
+  ASSERT_EQ(objects.exit_code, 0) << objects.out << objects.err;
+
+  for (const char* name : {"nine-gpus", "no-match", "ternary"}) {
+    SCOPED_TRACE(name);
+    const std::string pod_name = absl::StrCat("pod-", name);
+    nlohmann::json pod = ApplyPod(ClaimPod(pod_name, name));
+    EXPECT_EQ(pod["admitted"], false) << pod;
+    EXPECT_EQ(pod["reason"], "FailedScheduling") << pod;
+    const std::string message = pod.value("message", "");
+    // Names the pod claim and the claim generated for the pod.
+    EXPECT_THAT(message, HasSubstr("pod claim \"gpus\"")) << message;
+    EXPECT_THAT(message, HasSubstr(absl::StrCat("ResourceClaim default/", pod_name, "-gpus-")))
+        << message;
+    if (std::string(name) == "ternary") {
+      EXPECT_THAT(message, HasSubstr(ternary)) << message;
+      EXPECT_THAT(message, HasSubstr("unsupported conditional operator")) << message;
+    }
+  }
+  // Nothing was left behind: no pod, no prepared claim, no spec, no generated claim, and all
+  // eight GPUs can still be allocated at once.
+  EXPECT_THAT(ListedPods(), IsEmpty());
+  EXPECT_THAT(PreparedClaims(), IsEmpty());
+  EXPECT_THAT(CdiSpecs(), IsEmpty());
+  HttpResponse claims = Api("GET", "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims");
+  ASSERT_EQ(claims.status, 200) << claims.error << claims.body;
+  EXPECT_THAT(claims.json["items"], IsEmpty()) << claims.body;
+  nlohmann::json all = ApplyPod(ClaimPod("all-eight", "eight-gpus"));
+  ASSERT_EQ(all["admitted"], true) << all << DriverLogs();
+  EXPECT_EQ(ClaimCdiIds(all).size(), static_cast<size_t>(kFixtureGpus));
+}
+
+void DraE2E::RestartManagerMidway(int sig) {
+  ASSERT_NO_FATAL_FAILURE(StartAll());
+  nlohmann::json first = ApplyPod(ExampleManifests());
+  ASSERT_EQ(first["admitted"], true) << first << DriverLogs();
+  const std::string first_claim_uid = first["claims"][0]["claim_uid"];
+  const std::vector<std::string> first_cdi = ContainerCdiDevices(first, "trainer");
+  ASSERT_EQ(first_cdi.size(), 2u) << first;
+
+  ASSERT_NO_FATAL_FAILURE(StopManager(sig));
+  ASSERT_NO_FATAL_FAILURE(StartDraManager());
+
+  // The pod and its CDI devices come back from the manager's own state (no driver call).
+  std::map<std::string, nlohmann::json> listed = ListedPods();
+  ASSERT_EQ(listed.count("dra-trainer"), 1u) << manager_->Output();
+  EXPECT_EQ(ContainerCdiDevices(listed["dra-trainer"], "trainer"), first_cdi);
+  EXPECT_EQ(ClaimCdiIds(listed["dra-trainer"]), ClaimCdiIds(first));
+  EXPECT_TRUE(PreparedClaim(first_claim_uid).is_object()) << PreparedClaims();
+
+  // The driver, still running, re-registers through plugins_registry (the watcher's walk of the
+  // directory at start).
+  ASSERT_TRUE(WaitUntil([&] { return DriverConnected(kGpuDriver); })) << DriverLogs();
+  bool listed_plugin = false;
+  const nlohmann::json status = Status();
+  for (const auto& plugin : status["registered_plugins"]) {
+    if (plugin["type"] == "DRAPlugin" && plugin["name"] == kGpuDriver) listed_plugin = true;
+  }
+  EXPECT_TRUE(listed_plugin) << status.dump();
+
+  // ... and publishes its slices again after the start-up wipe (§2 item 32), so a new pod is
+  // admitted on GPUs the first one does not hold. Checked with EXPECT so that the unprepare
+  // below runs either way.
+  const bool republished = WaitUntil([&] { return SliceDevices(kGpuDriver) == kFixtureGpus; },
+                                     absl::Seconds(15), absl::Milliseconds(50));
+  EXPECT_TRUE(republished) << "the driver did not publish its ResourceSlices again after the "
+                              "manager restarted\n"
+                           << DriverLogs();
+  nlohmann::json second = ApplyPod(ClaimPod("after-restart", "two-gpus"));
+  EXPECT_EQ(second["admitted"], true) << second;
+  const bool second_admitted = second.value("admitted", false);
+  std::string second_claim_uid;
+  if (second_admitted) {
+    EXPECT_TRUE(Disjoint(ClaimDevices(first), ClaimDevices(second)))
+        << first["claims"] << second["claims"];
+    second_claim_uid = second["claims"][0]["claim_uid"];
+  }
+
+  // Deleting the first pod unprepares its claim through the re-registered driver.
+  KdpctlResult deleted = DeletePod("dra-trainer");
+  ASSERT_EQ(deleted.exit_code, 0) << deleted.out << deleted.err << DriverLogs();
+  EXPECT_FALSE(std::filesystem::exists(SpecPathOf(first_claim_uid)));
+  EXPECT_TRUE(PreparedClaim(first_claim_uid).is_null()) << PreparedClaims();
+  if (second_admitted) {
+    EXPECT_TRUE(std::filesystem::exists(SpecPathOf(second_claim_uid)));
+    deleted = DeletePod("after-restart");
+    ASSERT_EQ(deleted.exit_code, 0) << deleted.out << deleted.err;
+  }
+  EXPECT_THAT(CdiSpecs(), IsEmpty());
+  EXPECT_THAT(PreparedClaims(), IsEmpty());
+}
+
+TEST_F(DraE2E, ManagerSigtermMidwayKeepsPreparedPodsAndTheDriverComesBack) {
+  RestartManagerMidway(SIGTERM);
+}
+
+TEST_F(DraE2E, ManagerSigkillMidwayKeepsPreparedPodsAndTheDriverComesBack) {
+  RestartManagerMidway(SIGKILL);
+}
+
+TEST_F(DraE2E, ADriverRestartStillUnpreparesEarlierClaimsAndPreparesNewOnes) {
+  ASSERT_NO_FATAL_FAILURE(StartAll());
+  nlohmann::json first = ApplyPod(ExampleManifests());
+  ASSERT_EQ(first["admitted"], true) << first << DriverLogs();
+  const std::string first_claim_uid = first["claims"][0]["claim_uid"];
+
+  ASSERT_NO_FATAL_FAILURE(StopDriver(SIGKILL));
+  // The manager notices the connection is gone before the new instance comes.
+  EXPECT_TRUE(WaitUntil([&] { return !DriverConnected(kGpuDriver); })) << DriverLogs();
+  ASSERT_NO_FATAL_FAILURE(StartDriver());
+  ASSERT_TRUE(WaitForDriver()) << DriverLogs();
+
+  // The new instance knows which GPUs are in use (its specs on disk) and prepares new claims.
+  nlohmann::json second = ApplyPod(ClaimPod("after-driver-restart", "two-gpus"));
+  ASSERT_EQ(second["admitted"], true) << second << DriverLogs();
+  EXPECT_TRUE(Disjoint(ClaimDevices(first), ClaimDevices(second)))
+      << first["claims"] << second["claims"];
+  const std::string second_claim_uid = second["claims"][0]["claim_uid"];
+
+  // The pod admitted before the restart still deletes cleanly.
+  KdpctlResult deleted = DeletePod("dra-trainer");
+  ASSERT_EQ(deleted.exit_code, 0) << deleted.out << deleted.err << DriverLogs();
+  EXPECT_FALSE(std::filesystem::exists(SpecPathOf(first_claim_uid)));
+  EXPECT_TRUE(PreparedClaim(first_claim_uid).is_null()) << PreparedClaims();
+  deleted = DeletePod("after-driver-restart");
+  ASSERT_EQ(deleted.exit_code, 0) << deleted.out << deleted.err;
+  EXPECT_FALSE(std::filesystem::exists(SpecPathOf(second_claim_uid)));
+  EXPECT_THAT(CdiSpecs(), IsEmpty());
+  EXPECT_THAT(PreparedClaims(), IsEmpty());
+}
+
+// A DRA v1 driver written on the wire API whose NodePrepareResources never answers until the
+// test lets it (then it prepares each claim as device dev0 with one CDI ID); unprepare succeeds.
+class HungDraPlugin final : public drapb::DRAPlugin::Service {
+ public:
+  static constexpr char kCdiId[] = "hung.example.com/dev=dev0";
+
+  grpc::Status NodePrepareResources(grpc::ServerContext* context,
+                                    const drapb::NodePrepareResourcesRequest* request,
+                                    drapb::NodePrepareResourcesResponse* response) override {
+    ++prepare_calls_;
+    while (!answer_.WaitForNotificationWithTimeout(absl::Milliseconds(10))) {
+      if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
+    }
+    for (const drapb::Claim& claim : request->claims()) {
+      drapb::Device* device = (*response->mutable_claims())[claim.uid()].add_devices();
+      device->set_pool_name(kDraNode);
+      device->set_device_name("dev0");
+      device->add_cdi_device_ids(kCdiId);
+    }
+    return grpc::Status::OK;
+  }
+  grpc::Status NodeUnprepareResources(grpc::ServerContext*,
+                                      const drapb::NodeUnprepareResourcesRequest* request,
+                                      drapb::NodeUnprepareResourcesResponse* response) override {
+    ++unprepare_calls_;
+    for (const drapb::Claim& claim : request->claims()) (*response->mutable_claims())[claim.uid()];
+    return grpc::Status::OK;
+  }
+
+  // REQUIRES: called from one thread (the test's).
+  void Answer() {
+    if (!answer_.HasBeenNotified()) answer_.Notify();
+  }
+  int prepare_calls() const { return prepare_calls_.load(); }
+  int unprepare_calls() const { return unprepare_calls_.load(); }
+
+ private:
+  absl::Notification answer_;
+  std::atomic<int> prepare_calls_{0};
+  std::atomic<int> unprepare_calls_{0};
+};
+
+TEST_F(DraE2E, ADriverThatNeverAnswersFailsThePodWithDeadlineExceededAndHoldsNothing) {
+  ASSERT_NO_FATAL_FAILURE(
+      StartDraManager({"--dra-call-timeout", "1", "--dra-reconcile-period", "1s"}));
+  const std::string driver = "hung.example.com";
+  const std::string dra_socket = root_.Path("plugins/hung.example.com/dra.sock");
+  HungDraPlugin dra;
+  FakeRegistration registration(
+      FakeRegistration::Info("DRAPlugin", driver, dra_socket, {"v1.DRAPlugin"}));
+  std::unique_ptr<grpc::Server> dra_server = ServeUnix(dra_socket, {&dra});
+  ASSERT_NE(dra_server, nullptr);
+  std::unique_ptr<grpc::Server> registration_server =
+      ServeUnix(RegistryDir() + "/hung.example.com-reg.sock", {&registration});
+  ASSERT_NE(registration_server, nullptr);
+  absl::Cleanup shutdown = [&] {
+    dra.Answer();
+    ShutdownServer(registration_server);
+    ShutdownServer(dra_server);
+  };
+  ASSERT_TRUE(WaitUntil([&] { return registration.registered(); })) << manager_->Output();
+
+  // The driver's slice, published as a Go driver publishes it (client-go with the kubeconfig).
+  nlohmann::json slice = {
+      {"apiVersion", "resource.k8s.io/v1"},
+      {"kind", "ResourceSlice"},
+      {"metadata", {{"name", "node-a-hung.example.com"}}},
+      {"spec",
+       {{"driver", driver},
+        {"nodeName", kDraNode},
+        {"pool", {{"name", kDraNode}, {"generation", 1}, {"resourceSliceCount", 1}}},
+        {"devices", {{{"name", "dev0"}}}}}}};
+  HttpResponse posted = Api("POST", "/apis/resource.k8s.io/v1/resourceslices", slice.dump());
+  ASSERT_EQ(posted.status, 201) << posted.error << posted.body;
+  KdpctlResult objects =
+      Apply(absl::StrCat(DeviceClass(driver, driver), "---\n", Claim("hung-claim", 1, "", driver)));
+  ASSERT_EQ(objects.exit_code, 0) << objects.out << objects.err;
+
+  const absl::Time start = absl::Now();
+  nlohmann::json pod = ApplyPod(ClaimPod("stuck", "hung-claim", /*from_template=*/false));
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_EQ(pod["admitted"], false) << pod;
+  EXPECT_EQ(pod["reason"], "FailedPrepareDynamicResources") << pod;
+  const std::string message = pod.value("message", "");
+  EXPECT_THAT(message, HasSubstr("Failed to prepare dynamic resources")) << message;
+  EXPECT_THAT(message, HasSubstr("DeadlineExceeded")) << message;
+  EXPECT_EQ(dra.prepare_calls(), 1);
+  // The 1 s deadline, not a fast failure and not the kubelet's 45 s.
+  EXPECT_GE(took, absl::Milliseconds(900));
+  EXPECT_LT(took, absl::Seconds(15));
+
+  // Nothing stays reserved: the claim is deallocated, the cache is empty (at once or after the
+  // reconcile loop), no pod is listed.
+  HttpResponse claim = GetClaim("hung-claim");
+  ASSERT_EQ(claim.status, 200) << claim.error << claim.body;
+  const nlohmann::json status = claim.json.value("status", nlohmann::json::object());
+  EXPECT_FALSE(status.contains("allocation")) << claim.body;
+  EXPECT_TRUE(!status.contains("reservedFor") || status["reservedFor"].empty()) << claim.body;
+  EXPECT_TRUE(WaitUntil([&] { return PreparedClaims().empty(); })) << PreparedClaims();
+  EXPECT_THAT(ListedPods(), IsEmpty());
+
+  // Once the driver answers, the same device goes to the next pod.
+  dra.Answer();
+  nlohmann::json next = ApplyPod(ClaimPod("unstuck", "hung-claim", /*from_template=*/false));
+  ASSERT_EQ(next["admitted"], true) << next << manager_->Output();
+  EXPECT_EQ(ContainerCdiDevices(next, "main"), std::vector<std::string>{HungDraPlugin::kCdiId});
+}
+
+}  // namespace
+}  // namespace kdp::testing
