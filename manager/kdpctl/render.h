@@ -268,7 +268,7 @@ inline std::string TopologyManagerText(const kdp::admin::v1::NodeStatus& status)
 // row per device (RESOURCE DEVICE HEALTH NUMA; NUMA "-" when the plugin reported none), then the
 // topology manager's line.
 // The DRA part of the status: a driver table (DRIVER ENDPOINT SERVICE CONNECTED) and a claim
-// table (NAMESPACE NAME UID PODS PREPARED DEVICES); empty when there is neither.
+// table (NAMESPACE CLAIM UID PODS PREPARED DEVICES); empty when there is neither.
 inline std::string DraStatusText(const kdp::admin::v1::NodeStatus& status) {
   std::string out;
   if (!status.dra_drivers().empty()) {

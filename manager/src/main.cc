@@ -215,8 +215,9 @@ int main(int argc, char** argv) {
                  "The node this manager stands for: ResourceSlices' nodeName, the Node of the "
                  "local resource API; default: the host name");
   app.add_option("--resource-api-port", resource_api_port,
-                 "Loopback TCP port of the local resource API; 0 picks a free one (the "
-                 "kubeconfig names it)")
+                 "Loopback TCP port of the local resource API; 0: the previous run's port when "
+                 "free (so running drivers keep working), else a free one (the kubeconfig names "
+                 "it)")
       ->capture_default_str()
       ->check(CLI::Range(0, 65535));
   app.add_option("--dra-call-timeout", dra_call_timeout_s,
@@ -227,7 +228,13 @@ int main(int argc, char** argv) {
   app.add_option("--dra-reconcile-period", dra_reconcile_period,
                  "How often claims of pods that are gone are unprepared (the kubelet's 60s)")
       ->capture_default_str()
-      ->check(duration_check);
+      ->check([](const std::string& text) -> std::string {
+        absl::Duration d;
+        if (!absl::ParseDuration(text, &d) || d <= absl::ZeroDuration()) {
+          return "must be a positive duration such as 30s or 1m";
+        }
+        return "";
+      });
   CLI11_PARSE(app, argc, argv);
   if (node_name.empty()) {
     char host[256] = {};
