@@ -251,6 +251,8 @@ ResourceApiServer::ResourceApiServer(ObjectStore* store, ResourceApiServerOption
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   });
+  // Clients keep connections (client-go does): answers must not wait for delayed ACKs.
+  http_->set_tcp_nodelay(true);
   auto handler = [this](const httplib::Request& request, httplib::Response& response) {
     Handle(request, response);
   };
