@@ -58,16 +58,11 @@ PodManager::PodManager(DeviceManager* devices, StateStore* store, TopologyManage
       topology_(topology != nullptr ? topology : DefaultTopology(devices, &default_topology_)),
       claims_(claims) {}
 
-void PodManager::AddClaimCdiDevices(const Pod& pod, AdmittedContainer* container) const {
-  if (claims_ == nullptr || container->spec.claims.empty()) return;
-  absl::StatusOr<std::vector<std::string>> ids = claims_->CdiDevices(pod, container->spec);
-  if (!ids.ok()) {
-    KDP_LOG_WARNING("No CDI devices for the container's claims", "pod",
-                    absl::StrCat(pod.namespace_, "/", pod.name), "container", container->spec.name,
-                    "err", ids.status().message());
-    return;
-  }
-  for (std::string& id : *ids) container->options.cdi_devices.push_back(std::move(id));
+absl::Status PodManager::AddClaimCdiDevices(const Pod& pod, AdmittedContainer* container) const {
+  if (claims_ == nullptr || container->spec.claims.empty()) return absl::OkStatus();
+  KDP_ASSIGN_OR_RETURN(std::vector<std::string> ids, claims_->CdiDevices(pod, container->spec));
+  for (std::string& id : ids) container->options.cdi_devices.push_back(std::move(id));
+  return absl::OkStatus();
 }
 
 AdmittedContainer PodManager::Describe(const Pod& pod, const Container& container,
@@ -95,7 +90,11 @@ void PodManager::Restore(std::vector<Pod> pods) {
       admitted.containers.push_back(
           Describe(pod, *container, devices_->CachedRunContainerOptions(pod.uid, container->name)));
       // The DRA manager restored its claims from dra_manager_state: the CDI IDs are known.
-      AddClaimCdiDevices(pod, &admitted.containers.back());
+      if (absl::Status added = AddClaimCdiDevices(pod, &admitted.containers.back()); !added.ok()) {
+        KDP_LOG_WARNING("A restored container's claims have no CDI devices", "pod",
+                        absl::StrCat(pod.namespace_, "/", pod.name), "container", container->name,
+                        "err", added.message());
+      }
     }
     auto key = std::make_pair(pod.namespace_, pod.name);
     restored.emplace(std::move(key), std::move(admitted));
@@ -234,7 +233,12 @@ absl::StatusOr<AdmitResult> PodManager::Admit(Pod pod) {
       return reject(errors::kFailedPrepareDynamicResources,
                     absl::StrCat("Failed to prepare dynamic resources: ", prepared.message()));
     }
-    for (AdmittedContainer& container : admitted.containers) AddClaimCdiDevices(pod, &container);
+    for (AdmittedContainer& container : admitted.containers) {
+      // The kubelet fails the container's creation when its claims are not prepared (§2 item 17).
+      if (absl::Status added = AddClaimCdiDevices(pod, &container); !added.ok()) {
+        return reject(errors::kCreateContainerConfigError, std::string(added.message()));
+      }
+    }
   }
   admitted.pod = pod;  // with the claim names generated from templates
   result.admitted = true;

@@ -125,8 +125,9 @@ class PodManager : public ActivePodsSource {
  private:
   AdmittedContainer Describe(const Pod& pod, const Container& container,
                              RunContainerOptions options) const;
-  // Appends the CDI device IDs of the container's claims to its runtime options.
-  void AddClaimCdiDevices(const Pod& pod, AdmittedContainer* container) const;
+  // Appends the CDI device IDs of the container's claims to its runtime options; the DRA
+  // manager's error when a claim it uses is not prepared.
+  absl::Status AddClaimCdiDevices(const Pod& pod, AdmittedContainer* container) const;
 
   DeviceManager* const devices_;
   StateStore* const store_;

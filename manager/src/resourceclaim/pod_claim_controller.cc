@@ -56,14 +56,15 @@ std::string ClaimNameFor(const Pod& pod, const PodResourceClaim& claim) {
 }
 
 std::string GenerateClaimNamePrefix(const std::string& pod_name, const std::string& pod_claim) {
-  // pkg/controller/resourceclaim: 57 = 63 (a label) - 5 random characters - 1 separator.
+  // pkg/controller/resourceclaim handleClaim: 57 leaves room for the 5 random characters of a
+  // 63-character name. Both names are cut in proportion to their length, so that a long pod name
+  // does not swallow the claim name, as the API server's cut at the end would.
   constexpr std::size_t kMaxBaseLength = 57;
-  std::string base = absl::StrCat(pod_name, "-", pod_claim);
-  if (base.size() > kMaxBaseLength) {
-    base = absl::StrCat(base.substr(0, kMaxBaseLength / 2),
-                        base.substr(base.size() - kMaxBaseLength / 2));
-  }
-  return base + "-";
+  const std::string base = absl::StrCat(pod_name, "-", pod_claim, "-");
+  if (base.size() <= kMaxBaseLength) return base;
+  const std::size_t length = base.size();
+  return absl::StrCat(pod_name.substr(0, pod_name.size() * kMaxBaseLength / length), "-",
+                      pod_claim.substr(0, pod_claim.size() * kMaxBaseLength / length));
 }
 
 absl::StatusOr<ResourceClaim> PodClaimController::ClaimOf(Pod* pod,

@@ -31,7 +31,8 @@ namespace kdp::manager::resourceclaim {
 std::string ClaimNameFor(const Pod& pod, const PodResourceClaim& claim);
 
 // generateName of a claim made for `pod_claim` of pod `pod_name`, as the resourceclaim controller
-// computes it: "<pod>-<pod claim>-", the middle of a base longer than 57 characters cut out.
+// computes it: "<pod>-<pod claim>-", or, when that is longer than 57 characters, both names cut
+// in proportion to their length and joined by "-" (no trailing "-").
 std::string GenerateClaimNamePrefix(const std::string& pod_name, const std::string& pod_claim);
 
 // One pod claim with what the DRA manager prepared for it, for display.
