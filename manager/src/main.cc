@@ -100,11 +100,12 @@ class DraReconciler {
   void Start() {
     thread_ = std::thread([this] {
       for (;;) {
-        if (absl::Status reconciled = dra_->ReconcileOrphans(pods_->ActivePodUids());
-            !reconciled.ok()) {
-          KDP_LOG_WARNING("Unpreparing claims of pods that are gone failed; will retry", "err",
-                          reconciled.message());
-        }
+        pods_->WithActivePodsSettled([this](const std::set<std::string>& active) {
+          if (absl::Status reconciled = dra_->ReconcileOrphans(active); !reconciled.ok()) {
+            KDP_LOG_WARNING("Unpreparing claims of pods that are gone failed; will retry", "err",
+                            reconciled.message());
+          }
+        });
         absl::MutexLock lock(&mu_);
         if (mu_.AwaitWithTimeout(absl::Condition(&stopping_), period_)) return;
       }

@@ -130,6 +130,12 @@ std::set<std::string> PodManager::ActivePodUids() const {
   return out;
 }
 
+void PodManager::WithActivePodsSettled(
+    const std::function<void(const std::set<std::string>&)>& fn) {
+  absl::MutexLock admission(&admission_mu_);
+  fn(ActivePodUids());
+}
+
 std::vector<Pod> PodManager::Pods() const {
   absl::MutexLock lock(&mu_);
   std::vector<Pod> out;

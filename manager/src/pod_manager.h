@@ -9,6 +9,7 @@
 #ifndef KDP_MANAGER_SRC_POD_MANAGER_H_
 #define KDP_MANAGER_SRC_POD_MANAGER_H_
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -99,6 +100,11 @@ class PodManager : public ActivePodsSource {
   bool SourcesReady() const override ABSL_LOCKS_EXCLUDED(mu_);
   uint64_t Generation() const override ABSL_LOCKS_EXCLUDED(mu_);
   std::set<std::string> ActivePodUids() const override ABSL_LOCKS_EXCLUDED(mu_);
+  // Runs `fn` with the active pods' UIDs while no admission or deletion runs, for the DRA
+  // reconcile loop: an admission between reading the active pods and unpreparing the claims of
+  // those that are gone would otherwise lose the claims it just prepared.
+  void WithActivePodsSettled(const std::function<void(const std::set<std::string>&)>& fn)
+      ABSL_LOCKS_EXCLUDED(admission_mu_, mu_);
   // The admitted pods' specs, for the state store's snapshot.
   std::vector<Pod> Pods() const ABSL_LOCKS_EXCLUDED(mu_);
 

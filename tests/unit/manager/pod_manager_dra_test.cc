@@ -3,17 +3,20 @@
 // devices and before they start, each container's CDI devices, and the undoing on rejection and
 // deletion (kubelet SyncTerminatingPod: NodeUnprepareResources must succeed before the pod goes).
 // The claims side is a recording fake; the device manager is real, with a stub device plugin.
+#include <atomic>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "common/unix_socket.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -450,6 +453,26 @@ TEST_F(PodManagerDraTest, RestoredPodsGetTheirCdiDevicesWithoutReserveOrPrepare)
   EXPECT_THAT(restored->containers[0].options.cdi_devices,
               ElementsAre("vendor.com/gpu=trainer-gpu-r3st0"));
   EXPECT_EQ(restored->pod.resource_claim_statuses.at("gpu"), "trainer-gpu-r3st0");
+}
+
+// The DRA reconcile loop runs with the active pods settled: it sees every admitted pod, and no
+// admission starts (and prepares claims the loop would take for orphans) until it is done.
+TEST_F(PodManagerDraTest, ReconcileSeesActivePodsAndHoldsAdmissionsBack) {
+  absl::StatusOr<AdmitResult> first = pods_->Admit(PodWithClaim("first"));
+  ASSERT_TRUE(first.ok() && first->admitted);
+  std::atomic<bool> second_done = false;
+  std::thread second;
+  pods_->WithActivePodsSettled([&](const std::set<std::string>& active) {
+    EXPECT_THAT(active, ::testing::ElementsAre(first->pod.pod.uid));
+    second = std::thread([&] {
+      EXPECT_TRUE(pods_->Admit(PodWithoutClaims("second", 1)).ok());
+      second_done = true;
+    });
+    absl::SleepFor(absl::Milliseconds(100));
+    EXPECT_FALSE(second_done) << "an admission ran while the reconcile loop held the pods";
+  });
+  second.join();
+  EXPECT_TRUE(second_done);
 }
 
 }  // namespace
