@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <regex>
 #include <string>
 #include <variant>
 #include <vector>
@@ -17,6 +16,7 @@
 #include "manager/src/pod/quantity.h"
 #include "manager/src/scheduling/cel_subset.h"
 #include "manager/src/scheduling/semver.h"
+#include "re2/re2.h"
 
 namespace kdp::manager::scheduling::internal {
 
@@ -76,7 +76,7 @@ struct Node {
   Value literal = false;
   bool from_select = false;  // kIndex built from ".field" (what has() accepts)
   std::vector<std::unique_ptr<Node>> args;
-  std::shared_ptr<const std::regex> regex;  // matches() with a literal pattern
+  std::shared_ptr<const RE2> regex;  // matches() with a literal pattern
 };
 
 // CEL's name of a run-time value's type, for "no such overload" errors.

@@ -1,7 +1,6 @@
 // Evaluation of the checked tree built by cel_subset.cc (see cel_subset.h for the semantics).
 #include <cstdint>
 #include <limits>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -190,7 +189,7 @@ absl::StatusOr<Value> EvalMethod(const Node& n, const DeviceView& d) {
   }
   const auto* s = std::get_if<std::string>(&recv);
   if (s == nullptr) return NoSuchOverload(m, ptrs);
-  if (m == "matches") return Value(std::regex_search(*s, *n.regex));
+  if (m == "matches") return Value(RE2::PartialMatch(*s, *n.regex));
   const auto* arg = std::get_if<std::string>(&values[1]);
   if (arg == nullptr) return NoSuchOverload(m, ptrs);
   if (m == "startsWith")

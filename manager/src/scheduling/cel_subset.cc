@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -15,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "manager/src/scheduling/cel_ast.h"
 #include "manager/src/scheduling/cel_lexer.h"
+#include "re2/re2.h"
 
 namespace kdp::manager::scheduling {
 
@@ -465,16 +465,16 @@ class Parser {
         return Error("matches() needs a string literal pattern", args[0]->column);
       }
       const std::string& pattern = std::get<std::string>(args[0]->literal);
-      if (pattern.find("(?") != std::string::npos) {
-        return Error("unsupported regular expression syntax \"(?\" in matches()", args[0]->column,
-                     "kdp evaluates matches() with ECMAScript regular expressions");
+      // RE2, as CEL's matches() (cel-go compiles patterns with RE2).
+      RE2::Options options;
+      options.set_log_errors(false);
+      auto regex = std::make_shared<const RE2>(pattern, options);
+      if (!regex->ok()) {
+        return Error(
+            absl::StrCat("invalid regular expression ", Quote(pattern), ": ", regex->error()),
+            args[0]->column);
       }
-      try {
-        n->regex = std::make_shared<const std::regex>(pattern, std::regex::ECMAScript);
-      } catch (const std::regex_error& e) {
-        return Error(absl::StrCat("invalid regular expression ", Quote(pattern), ": ", e.what()),
-                     args[0]->column);
-      }
+      n->regex = std::move(regex);
     }
     n->args.push_back(std::move(receiver));
     for (NodePtr& a : args) n->args.push_back(std::move(a));

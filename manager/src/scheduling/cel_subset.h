@@ -21,8 +21,7 @@
 // Functions: quantity(string), semver(string), has(device.attributes["d"].id) (also capacity).
 // Methods: quantity and semver .compareTo(x) (int -1/0/1), .isGreaterThan(x), .isLessThan(x);
 // semver .major() .minor() .patch(); string .startsWith .endsWith .contains .matches (the pattern
-// must be a literal; kdp uses ECMAScript regular expressions where CEL uses RE2: they agree on
-// the common constructs, and RE2-only syntax such as (?i) is rejected when compiling).
+// must be a literal; RE2 syntax, as CEL's: an invalid pattern is rejected when compiling).
 // Operators: == and != on any two values of one type (heterogeneous values compare unequal, as in
 // CEL); < <= > >= on int, string and bool; && || ! on bools; "key" in <map> (key presence).
 //
