@@ -42,8 +42,9 @@ endfunction()
 #     absl::CondVar and absl::Notification visible to TSan; without it every ABSL_GUARDED_BY
 #     field reads as a race. Run with TSAN_OPTIONS=ignore_noninstrumented_modules=1 (the
 #     clang-tsan test preset does), or gRPC's internal hand-offs read as races.
-# The build type's optimisation stays (RelWithDebInfo: -O2 -g); frame pointers are kept so the
-# reports' stacks are complete.
+# The build type's optimisation stays (-O2); the CI presets take line tables only (-g1: a report's
+# stack still has every function, file and line, and the two sanitizer builds compile about a fifth
+# faster); frame pointers are kept so the reports' stacks are complete.
 function(kdp_sanitizers)
   if(KDP_SANITIZE STREQUAL "")
     return()
