@@ -13,91 +13,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "common/durable_file.h"
+#include "common/go_json.h"
 #include "nlohmann/json.hpp"
 
 namespace kdp::manager::dra {
 namespace {
 
 using Json = nlohmann::json;
-
-// ---- Go's encoding/json string form -------------------------------------------------------------
-
-// Decodes one UTF-8 sequence at s[i] as Go's utf8.DecodeRuneInString does; false when invalid.
-bool DecodeRune(std::string_view s, size_t i, uint32_t* rune, size_t* length) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
-  const unsigned char lead = byte(0);
-  size_t n = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 0;
-  if (n == 0 || lead > 0xf4 || i + n > s.size()) return false;
-  uint32_t value = lead & (0x7f >> n);
-  for (size_t k = 1; k < n; ++k) {
-    if ((byte(k) & 0xc0) != 0x80) return false;
-    value = (value << 6) | (byte(k) & 0x3f);
-  }
-  static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (value < kMin[n] || value > 0x10ffff || (value >= 0xd800 && value <= 0xdfff)) return false;
-  *rune = value;
-  *length = n;
-  return true;
-}
-
-// encoding/json's string encoder with HTML escaping on (json.Marshal's default): <, > and & as
-// \u003c \u003e \u0026, U+2028/U+2029 escaped, each invalid UTF-8 byte as \ufffd.
-void AppendGoString(std::string_view s, std::string* out) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out->push_back('"');
-  for (size_t i = 0; i < s.size();) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      switch (c) {
-        case '"':
-          out->append("\\\"");
-          break;
-        case '\\':
-          out->append("\\\\");
-          break;
-        case '\b':
-          out->append("\\b");
-          break;
-        case '\f':
-          out->append("\\f");
-          break;
-        case '\n':
-          out->append("\\n");
-          break;
-        case '\r':
-          out->append("\\r");
-          break;
-        case '\t':
-          out->append("\\t");
-          break;
-        default:
-          if (c < 0x20 || c == '<' || c == '>' || c == '&') {
-            out->append("\\u00");
-            out->push_back(kHex[c >> 4]);
-            out->push_back(kHex[c & 0xf]);
-          } else {
-            out->push_back(static_cast<char>(c));
-          }
-      }
-      ++i;
-      continue;
-    }
-    uint32_t rune = 0;
-    size_t length = 0;
-    if (!DecodeRune(s, i, &rune, &length)) {
-      out->append("\\ufffd");
-      ++i;
-      continue;
-    }
-    if (rune == 0x2028 || rune == 0x2029) {
-      out->append(rune == 0x2028 ? "\\u2028" : "\\u2029");
-    } else {
-      out->append(s.substr(i, length));
-    }
-    i += length;
-  }
-  out->push_back('"');
-}
 
 // A []string: nil (empty) is `null`, as the kubelet's slices copied from protobuf are nil.
 void AppendStrings(const std::vector<std::string>& items, std::string* out) {
@@ -108,19 +30,19 @@ void AppendStrings(const std::vector<std::string>& items, std::string* out) {
   out->push_back('[');
   for (size_t i = 0; i < items.size(); ++i) {
     if (i > 0) out->push_back(',');
-    AppendGoString(items[i], out);
+    AppendGoJsonString(items[i], out);
   }
   out->push_back(']');
 }
 
 void AppendDevice(const state::Device& device, std::string* out) {
   out->append("{\"PoolName\":");
-  AppendGoString(device.pool_name, out);
+  AppendGoJsonString(device.pool_name, out);
   out->append(",\"DeviceName\":");
-  AppendGoString(device.device_name, out);
+  AppendGoJsonString(device.device_name, out);
   if (device.share_id.has_value()) {  // 1.35+ field order: after DeviceName
     out->append(",\"ShareID\":");
-    AppendGoString(*device.share_id, out);
+    AppendGoJsonString(*device.share_id, out);
   }
   out->append(",\"RequestNames\":");
   AppendStrings(device.request_names, out);
@@ -131,17 +53,17 @@ void AppendDevice(const state::Device& device, std::string* out) {
 
 void AppendClaim(const state::ClaimInfoState& claim, std::string* out) {
   out->append("{\"ClaimUID\":");
-  AppendGoString(claim.claim_uid, out);
+  AppendGoJsonString(claim.claim_uid, out);
   out->append(",\"ClaimName\":");
-  AppendGoString(claim.claim_name, out);
+  AppendGoJsonString(claim.claim_name, out);
   out->append(",\"Namespace\":");
-  AppendGoString(claim.namespace_, out);
+  AppendGoJsonString(claim.namespace_, out);
   // sets.Set[string] is map[string]struct{}: sorted keys (std::set orders bytes as Go does).
   out->append(",\"PodUIDs\":{");
   bool first = true;
   for (const std::string& uid : claim.pod_uids) {
     if (!first) out->push_back(',');
-    AppendGoString(uid, out);
+    AppendGoJsonString(uid, out);
     out->append(":{}");
     first = false;
   }
@@ -149,7 +71,7 @@ void AppendClaim(const state::ClaimInfoState& claim, std::string* out) {
   first = true;
   for (const auto& [driver, driver_state] : claim.driver_state) {
     if (!first) out->push_back(',');
-    AppendGoString(driver, out);
+    AppendGoJsonString(driver, out);
     out->append(":{\"Devices\":");
     if (driver_state.devices.empty()) {
       out->append("null");
@@ -294,7 +216,7 @@ std::string EncodeCheckpointData(const std::vector<state::ClaimInfoState>& claim
 std::string EncodeCheckpoint(const std::vector<state::ClaimInfoState>& claims) {
   const std::string data = EncodeCheckpointData(claims);
   std::string out = "{\"Data\":";
-  AppendGoString(data, &out);
+  AppendGoJsonString(data, &out);
   absl::StrAppend(&out, ",\"Checksum\":", Crc32Ieee(data), "}");
   return out;
 }

@@ -93,9 +93,9 @@ struct ResourceSliceSpec {
   ResourcePool pool;
   // Exactly one of node_name, node_selector, all_nodes (and perDeviceNodeSelection, which kdp
   // keeps only in the stored JSON) is set.
-  std::string node_name;                       // nodeName
+  std::string node_name;                        // nodeName
   std::optional<nlohmann::json> node_selector;  // nodeSelector, kept as written
-  bool all_nodes = false;                      // allNodes
+  bool all_nodes = false;                       // allNodes
   std::vector<Device> devices;
 
   friend bool operator==(const ResourceSliceSpec&, const ResourceSliceSpec&) = default;
@@ -145,7 +145,7 @@ struct ExactDeviceRequest {
   std::string device_class_name;  // deviceClassName
   std::vector<DeviceSelector> selectors;
   std::string allocation_mode = kAllocationModeExactCount;  // allocationMode
-  int64_t count = 1;  // only for ExactCount; defaulted to 1 as the API server does
+  int64_t count = 1;          // only for ExactCount; defaulted to 1 as the API server does
   bool admin_access = false;  // adminAccess
 
   friend bool operator==(const ExactDeviceRequest&, const ExactDeviceRequest&) = default;
@@ -202,7 +202,7 @@ struct DeviceRequestAllocationResult {
   std::string driver;
   std::string pool;
   std::string device;
-  std::optional<bool> admin_access;   // adminAccess
+  std::optional<bool> admin_access;     // adminAccess
   std::optional<std::string> share_id;  // shareID (1.35+)
 
   friend bool operator==(const DeviceRequestAllocationResult&,
