@@ -11,6 +11,7 @@
 #include "kdp/dra_driver.h"
 #include "sdk/src/dra_runner_impl.h"
 #include "sdk/src/kube_client.h"
+#include "sdk/src/run_until_signal.h"
 
 namespace kdp {
 
@@ -31,30 +32,8 @@ absl::StatusOr<std::unique_ptr<DraRunner>> DraRunner::Create(DraRunnerOptions op
 }
 
 int RunDraDriverUntilSignal(DraRunnerOptions options, std::unique_ptr<DraDriver> driver) {
-  // Block the signals before any thread exists, so every thread inherits the mask and only
-  // sigwait() below sees them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-
-  absl::StatusOr<std::unique_ptr<DraRunner>> runner =
-      DraRunner::Create(std::move(options), std::move(driver));
-  if (!runner.ok()) {
-    KDP_LOG_ERROR("Invalid DRA driver configuration", "err", runner.status().ToString());
-    return 1;
-  }
-  if (absl::Status status = (*runner)->Start(); !status.ok()) {
-    KDP_LOG_ERROR("DRA driver failed to start", "err", status.ToString());
-    (*runner)->Stop();
-    return 1;
-  }
-  int received = 0;
-  sigwait(&signals, &received);
-  KDP_LOG_INFO("Signal received; shutting down", "signal", strsignal(received));
-  (*runner)->Stop();
-  return 0;
+  return internal::RunUntilSignal(
+      [&] { return DraRunner::Create(std::move(options), std::move(driver)); }, "DRA driver");
 }
 
 }  // namespace kdp

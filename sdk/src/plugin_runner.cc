@@ -28,6 +28,7 @@
 #include "deviceplugin/v1beta1/api.grpc.pb.h"
 #include "sdk/src/device_state.h"
 #include "sdk/src/plugin_service.h"
+#include "sdk/src/run_until_signal.h"
 
 namespace kdp {
 
@@ -421,30 +422,9 @@ bool PluginRunner::WaitForRegistrations(int count, absl::Duration timeout) const
 
 int RunPluginsUntilSignal(RunnerOptions options,
                           std::vector<std::unique_ptr<DevicePlugin>> plugins) {
-  // Block the signals before any thread exists, so every thread inherits the mask and only
-  // sigwait() below sees them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-
-  absl::StatusOr<std::unique_ptr<PluginRunner>> runner =
-      PluginRunner::Create(std::move(options), std::move(plugins));
-  if (!runner.ok()) {
-    KDP_LOG_ERROR("Invalid plugin configuration", "err", runner.status().ToString());
-    return 1;
-  }
-  if (absl::Status status = (*runner)->Start(); !status.ok()) {
-    KDP_LOG_ERROR("Plugin runner failed to start", "err", status.ToString());
-    (*runner)->Stop();
-    return 1;
-  }
-  int received = 0;
-  sigwait(&signals, &received);
-  KDP_LOG_INFO("Signal received; shutting down", "signal", strsignal(received));
-  (*runner)->Stop();
-  return 0;
+  return internal::RunUntilSignal(
+      [&] { return PluginRunner::Create(std::move(options), std::move(plugins)); },
+      "plugin runner");
 }
 
 }  // namespace kdp
