@@ -15,6 +15,7 @@
 #include "deviceplugin/v1beta1/api.pb.h"
 #include "dra/v1/api.pb.h"
 #include "dra/v1beta1/api.pb.h"
+#include "drahealth/v1/api.pb.h"
 #include "drahealth/v1alpha1/api.pb.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/descriptor.h"
@@ -214,13 +215,12 @@ std::vector<MessageSpec> DraMessages(const std::string& package, bool with_share
   };
 }
 
-// dra.md §1.5: the DRA resource health API v1alpha1 (proto package `v1alpha1`).
-const std::vector<MethodSpec>& DraHealthMethods() {
-  static const auto* const kMethods = new std::vector<MethodSpec>{
-      {"DRAResourceHealth", "NodeWatchResources", "NodeWatchResourcesRequest",
-       "NodeWatchResourcesResponse", true, "/v1alpha1.DRAResourceHealth/NodeWatchResources"},
-  };
-  return *kMethods;
+// dra.md §1.5: the DRA resource health API v1alpha1 (proto package `v1alpha1`) and v1 (package
+// `v1`, identical messages).
+std::vector<MethodSpec> DraHealthMethods(absl::string_view package) {
+  return {{"DRAResourceHealth", "NodeWatchResources", "NodeWatchResourcesRequest",
+           "NodeWatchResourcesResponse", true,
+           Intern(absl::StrCat("/", package, ".DRAResourceHealth/NodeWatchResources"))}};
 }
 
 const std::vector<MessageSpec>& DraHealthMessages() {
@@ -436,6 +436,7 @@ namespace drav1beta1 = ::k8s::io::kubelet::pkg::apis::dra::v1beta1;
 const FileDescriptor* DraV1File() { return drav1::Claim::descriptor()->file(); }
 const FileDescriptor* DraV1beta1File() { return drav1beta1::Claim::descriptor()->file(); }
 const FileDescriptor* DraHealthFile() { return v1alpha1::DeviceHealth::descriptor()->file(); }
+const FileDescriptor* DraHealthV1File() { return v1::DeviceHealth::descriptor()->file(); }
 
 std::string Hex(absl::string_view bytes) { return absl::BytesToHexString(bytes); }
 
@@ -449,6 +450,7 @@ TEST(WireContract, FilesAreProto3InTheirDocumentedPackages) {
                 "k8s.io/kubelet/pkg/apis/dra/v1beta1");
   ExpectPackage(DraHealthFile(), "v1alpha1", "k8s.io/kubelet/pkg/apis/dra-health/v1alpha1",
                 /*enums=*/1);
+  ExpectPackage(DraHealthV1File(), "v1", "k8s.io/kubelet/pkg/apis/dra-health/v1", /*enums=*/1);
 }
 
 TEST(WireContract, FilesAreInTheGeneratedPool) {
@@ -466,6 +468,8 @@ TEST(WireContract, FilesAreInTheGeneratedPool) {
   // The advertised health service name is the gRPC service's full name.
   EXPECT_EQ(pool->FindServiceByName("v1alpha1.DRAResourceHealth"),
             DraHealthFile()->FindServiceByName("DRAResourceHealth"));
+  EXPECT_EQ(pool->FindServiceByName("v1.DRAResourceHealth"),
+            DraHealthV1File()->FindServiceByName("DRAResourceHealth"));
 }
 
 TEST(WireContract, DevicePluginServicesMatchReference) {
@@ -509,20 +513,25 @@ TEST(WireContract, DraV1beta1MessagesMatchReference) {
 }
 
 TEST(WireContract, DraHealthServicesMatchReference) {
-  ExpectMethods(DraHealthFile(), DraHealthMethods());
+  ExpectMethods(DraHealthFile(), DraHealthMethods("v1alpha1"));
+  ExpectMethods(DraHealthV1File(), DraHealthMethods("v1"));
 }
 
 TEST(WireContract, DraHealthMessagesMatchReference) {
   ExpectMessages(DraHealthFile(), DraHealthMessages());
+  ExpectMessages(DraHealthV1File(), DraHealthMessages());
 }
 
 TEST(WireContract, DraHealthStatusValuesMatchReference) {
-  const auto* status = DraHealthFile()->FindEnumTypeByName("HealthStatus");
-  ASSERT_NE(status, nullptr);
-  ASSERT_EQ(status->value_count(), 3);
-  EXPECT_EQ(status->FindValueByName("UNKNOWN")->number(), 0);
-  EXPECT_EQ(status->FindValueByName("HEALTHY")->number(), 1);
-  EXPECT_EQ(status->FindValueByName("UNHEALTHY")->number(), 2);
+  for (const FileDescriptor* file : {DraHealthFile(), DraHealthV1File()}) {
+    SCOPED_TRACE(file->name());
+    const auto* status = file->FindEnumTypeByName("HealthStatus");
+    ASSERT_NE(status, nullptr);
+    ASSERT_EQ(status->value_count(), 3);
+    EXPECT_EQ(status->FindValueByName("UNKNOWN")->number(), 0);
+    EXPECT_EQ(status->FindValueByName("HEALTHY")->number(), 1);
+    EXPECT_EQ(status->FindValueByName("UNHEALTHY")->number(), 2);
+  }
 }
 
 // The two DRA versions carry identical bytes for everything v1beta1 has: a kubelet may speak
