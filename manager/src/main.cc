@@ -36,6 +36,7 @@
 #include "manager/src/resourceapi/persistence.h"
 #include "manager/src/resourceapi/server.h"
 #include "manager/src/resourceapi/store.h"
+#include "manager/src/resourceapi/validation.h"
 #include "manager/src/resourceclaim/pod_claim_controller.h"
 #include "manager/src/state/state_store.h"
 #include "manager/src/topologymanager/topology_manager.h"
@@ -149,6 +150,7 @@ int main(int argc, char** argv) {
   std::string topology_policy_options;
   std::string topology_xml;
   std::string node_name;
+  std::string node_labels_text;
   int resource_api_port = 0;
   std::string dra_reconcile_period = "60s";
   double dra_call_timeout_s = 45;
@@ -215,6 +217,15 @@ int main(int argc, char** argv) {
   app.add_option("--node-name", node_name,
                  "The node this manager stands for: ResourceSlices' nodeName, the Node of the "
                  "local resource API; default: the host name");
+  app.add_option("--node-labels", node_labels_text,
+                 "Labels of the local resource API's Node, key=value[,key=value] (some drivers "
+                 "read their hardware type from them); kubernetes.io/hostname, os and arch are "
+                 "added as the kubelet adds them")
+      ->check([](const std::string& text) -> std::string {
+        absl::StatusOr<std::map<std::string, std::string>> labels =
+            kdp::manager::resourceapi::ParseNodeLabels(text);
+        return labels.ok() ? "" : std::string(labels.status().message());
+      });
   app.add_option("--resource-api-port", resource_api_port,
                  "Loopback TCP port of the local resource API; 0: the previous run's port when "
                  "free (so running drivers keep working), else a free one (the kubeconfig names "
@@ -332,7 +343,9 @@ int main(int argc, char** argv) {
                kdp::manager::TopologyScopeName(topology_config->scope), "numaNodes",
                absl::StrJoin(topology_config->numa.nodes, ","));
   // The local resource API: the stand-in for the API server that DRA drivers and kdpctl use.
-  kdp::manager::resourceapi::ObjectStore resources({.node_name = node_name});
+  kdp::manager::resourceapi::ObjectStore resources(
+      {.node_name = node_name,
+       .node_labels = *kdp::manager::resourceapi::ParseNodeLabels(node_labels_text)});
   const std::string resources_path = absl::StrCat(admin_dir, "/resources.json");
   if (absl::Status loaded =
           kdp::manager::resourceapi::StorePersister::Load(resources_path, &resources);
@@ -407,26 +420,22 @@ int main(int argc, char** argv) {
   }
   const int port =
       resource_api_port != 0 ? resource_api_port : (previous.has_value() ? previous->port : 0);
-  auto resource_api = std::make_unique<kdp::manager::resourceapi::ResourceApiServer>(
-      &resources,
-      kdp::manager::resourceapi::ResourceApiServerOptions{.host = "127.0.0.1",
-                                                          .port = port,
-                                                          .token = *token,
-                                                          .kubernetes_version = "v1.34.0",
-                                                          .threads = 16});
+  auto api_options = [&token](int api_port) {
+    kdp::manager::resourceapi::ResourceApiServerOptions options;
+    options.port = api_port;
+    options.token = *token;
+    return options;
+  };
+  auto resource_api =
+      std::make_unique<kdp::manager::resourceapi::ResourceApiServer>(&resources, api_options(port));
   absl::Status api_started = resource_api->Start();
   if (!api_started.ok() && resource_api_port == 0 && port != 0) {
     KDP_LOG_WARNING(
         "The resource API's previous port is taken; serving on a new one (running "
         "DRA drivers must be restarted to read the new kubeconfig)",
         "port", port);
-    resource_api = std::make_unique<kdp::manager::resourceapi::ResourceApiServer>(
-        &resources,
-        kdp::manager::resourceapi::ResourceApiServerOptions{.host = "127.0.0.1",
-                                                            .port = 0,
-                                                            .token = *token,
-                                                            .kubernetes_version = "v1.34.0",
-                                                            .threads = 16});
+    resource_api =
+        std::make_unique<kdp::manager::resourceapi::ResourceApiServer>(&resources, api_options(0));
     api_started = resource_api->Start();
   }
   if (!api_started.ok()) {

@@ -181,6 +181,18 @@ absl::Status ExpiredError(std::string_view message) {
   return WithStatusObject(absl::StatusCode::kOutOfRange, StatusObject(410, "Expired", message));
 }
 
+absl::Status TooManyRequestsError(std::string_view message, int retry_after_seconds) {
+  return WithStatusObject(
+      absl::StatusCode::kResourceExhausted,
+      StatusObject(429, "TooManyRequests", message, {{"retryAfterSeconds", retry_after_seconds}}));
+}
+
+absl::Status TimeoutError(std::string_view message, int retry_after_seconds) {
+  return WithStatusObject(absl::StatusCode::kDeadlineExceeded,
+                          StatusObject(504, "Timeout", "Timeout: " + std::string(message),
+                                       {{"retryAfterSeconds", retry_after_seconds}}));
+}
+
 absl::Status UnsupportedMediaTypeError(std::string_view content_type) {
   return WithStatusObject(
       absl::StatusCode::kInvalidArgument,

@@ -87,6 +87,12 @@ absl::Status MethodNotAllowedError(const KindInfo& kind, std::string_view verb);
 absl::Status UnknownResourceError();
 // 410 Expired `too old resource version: <want> (<oldest>)`, OUT_OF_RANGE (for watches).
 absl::Status ExpiredError(std::string_view message);
+// apierrors.NewTooManyRequests: RESOURCE_EXHAUSTED, 429 reason TooManyRequests, with
+// details.retryAfterSeconds (client-go waits that long and retries).
+absl::Status TooManyRequestsError(std::string_view message, int retry_after_seconds);
+// apierrors.NewTimeoutError: DEADLINE_EXCEEDED, 504 reason Timeout `Timeout: <message>`, with
+// details.retryAfterSeconds (a resourceVersion newer than the store's, after waiting for it).
+absl::Status TimeoutError(std::string_view message, int retry_after_seconds);
 // 415 UnsupportedMediaType, INVALID_ARGUMENT.
 absl::Status UnsupportedMediaTypeError(std::string_view content_type);
 

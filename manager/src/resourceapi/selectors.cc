@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "manager/src/resourceapi/api_errors.h"
 
 namespace kdp::manager::resourceapi {
@@ -111,6 +112,20 @@ std::string FieldValue(const nlohmann::json& object, std::string_view field) {
     start = dot + 1;
   }
   return node->is_string() ? node->get<std::string>() : "";
+}
+
+nlohmann::json SelectableProjection(const KindInfo& kind, const nlohmann::json& object) {
+  nlohmann::json projection = nlohmann::json::object();
+  auto copy = [&](std::string_view field) {
+    const nlohmann::json::json_pointer pointer(
+        "/" + absl::StrReplaceAll(absl::string_view(field.data(), field.size()), {{".", "/"}}));
+    if (object.contains(pointer)) projection[pointer] = object[pointer];
+  };
+  copy("metadata.name");
+  copy("metadata.namespace");
+  copy("metadata.labels");
+  for (const char* label : kind.field_labels) copy(label);
+  return projection;
 }
 
 absl::StatusOr<FieldSelector> FieldSelector::Parse(std::string_view text, const KindInfo& kind,

@@ -78,6 +78,13 @@ class LabelSelector {
 // string at that dotted path, "" when absent or not a string.
 std::string FieldValue(const nlohmann::json& object, std::string_view field);
 
+// What selectors can see of a v1 `object` of `kind`: metadata.name, metadata.namespace,
+// metadata.labels and the kind's field labels, at their usual paths (FieldValue and
+// LabelSelector::Matches read the projection as they read the object). The store keeps it for
+// the object's state before a change, so that a watch can tell an object leaving its selection
+// (DELETED) or entering it (ADDED) from one staying in it (MODIFIED), as the watch cache does.
+nlohmann::json SelectableProjection(const KindInfo& kind, const nlohmann::json& object);
+
 }  // namespace kdp::manager::resourceapi
 
 #endif  // KDP_MANAGER_SRC_RESOURCEAPI_SELECTORS_H_

@@ -18,14 +18,11 @@
 #include "manager/src/resourceapi/api_errors.h"
 #include "manager/src/resourceapi/conversion.h"
 #include "manager/src/resourceapi/discovery.h"
+#include "manager/src/resourceapi/request_options.h"
 #include "manager/src/resourceapi/selectors.h"
+#include "manager/src/resourceapi/watch.h"
 
 namespace kdp::manager::resourceapi {
-namespace {
-
-using Json = nlohmann::json;
-
-constexpr char kJson[] = "application/json";
 
 // A request for an object or a collection, resolved from the URL.
 struct Route {
@@ -35,6 +32,12 @@ struct Route {
   std::string name;        // empty: the collection
   bool status = false;     // the /status subresource
 };
+
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr char kJson[] = "application/json";
 
 // What a path names: a discovery document, an object route, or nothing (404).
 struct Resolved {
@@ -119,20 +122,38 @@ Json Outgoing(const Route& route, Json object) {
   return FromV1(route.kind, route.version, std::move(object));
 }
 
-Json ListObject(const Route& route, const ListResult& list) {
+// The list object of `list.items[begin, end)`; `continue_token` non-empty when more follow.
+Json ListObject(const Route& route, const ListResult& list, size_t begin, size_t end,
+                const std::string& continue_token = "") {
   const KindInfo& info = InfoOf(route.kind);
   Json items = Json::array();
-  for (const Json& item : list.items) {
-    Json out = Outgoing(route, item);
+  for (size_t i = begin; i < end; ++i) {
+    Json out = Outgoing(route, list.items[i]);
     // The API server writes list items without their TypeMeta.
     out.erase("apiVersion");
     out.erase("kind");
     items.push_back(std::move(out));
   }
+  Json meta = {{"resourceVersion", std::to_string(list.resource_version)}};
+  if (!continue_token.empty()) {
+    meta["continue"] = continue_token;
+    meta["remainingItemCount"] = list.items.size() - end;
+  }
   return {{"kind", info.list_kind},
           {"apiVersion", ApiVersion(info, route.version)},
-          {"metadata", {{"resourceVersion", std::to_string(list.resource_version)}}},
+          {"metadata", std::move(meta)},
           {"items", std::move(items)}};
+}
+
+Json ListObject(const Route& route, const ListResult& list) {
+  return ListObject(route, list, 0, list.items.size());
+}
+
+// Orders list keys as the store does: by namespace, then name.
+std::pair<std::string, std::string> SplitListKey(std::string_view key) {
+  const size_t slash = key.find('/');
+  if (slash == std::string_view::npos) return {"", std::string(key)};
+  return {std::string(key.substr(0, slash)), std::string(key.substr(slash + 1))};
 }
 
 // Go's url.QueryUnescape for one key or value: %XX decoded, '+' is a space; a malformed escape is
@@ -171,23 +192,6 @@ std::map<std::string, std::string> QueryParams(const httplib::Request& request) 
     params.emplace(std::move(key), std::move(value));
   }
   return params;
-}
-
-absl::StatusOr<ListOptions> ParseListOptions(const httplib::Request& request, const Route& route) {
-  ListOptions options;
-  const std::map<std::string, std::string> params = QueryParams(request);
-  if (auto field = params.find("fieldSelector"); field != params.end()) {
-    absl::StatusOr<FieldSelector> fields =
-        FieldSelector::Parse(field->second, InfoOf(route.kind), route.version);
-    if (!fields.ok()) return fields.status();
-    options.fields = *std::move(fields);
-  }
-  if (auto label = params.find("labelSelector"); label != params.end()) {
-    absl::StatusOr<LabelSelector> labels = LabelSelector::Parse(label->second);
-    if (!labels.ok()) return labels.status();
-    options.labels = *std::move(labels);
-  }
-  return options;
 }
 
 // Decodes a request body for `route` into the v1 form the store takes.
@@ -302,8 +306,14 @@ void ResourceApiServer::Stop() {
     return;
   }
   stopped_ = true;
+  // Watches end cleanly first (their streams finish with the last chunk), then the listener.
+  stopping_ = true;
+  auto watches_ended = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return active_watches_ == 0; };
+  mu_.AwaitWithTimeout(absl::Condition(&watches_ended), absl::Seconds(2));
+  mu_.Unlock();
   http_->stop();
   if (thread_.joinable()) thread_.join();
+  mu_.Lock();
 }
 
 int ResourceApiServer::port() const {
@@ -313,6 +323,126 @@ int ResourceApiServer::port() const {
 
 std::string ResourceApiServer::url() const {
   return absl::StrCat("http://", options_.host, ":", port());
+}
+
+void ResourceApiServer::ServeList(const Route& route, const ListWatchOptions& options,
+                                  httplib::Response& response) {
+  const KindInfo& info = InfoOf(route.kind);
+  if (options.resource_version_number) {
+    const int64_t wanted = *options.resource_version_number;
+    if (options.resource_version_match == kResourceVersionMatchExact) {
+      // The state at exactly `wanted` is the current one when nothing of the kind changed since.
+      absl::StatusOr<std::vector<WatchEvent>> since = store_->EventsSince(wanted, route.kind);
+      if (wanted > store_->ResourceVersion() || !since.ok() || !since->empty()) {
+        return ReplyError(response,
+                          ExpiredError(absl::StrCat("too old resource version: ", wanted, " (",
+                                                    store_->ResourceVersion(), ")")));
+      }
+    } else if (store_->ResourceVersion() < wanted &&
+               !store_->WaitForEvents(wanted - 1, options_.watch.future_resource_version_wait)) {
+      // NotOlderThan (also the meaning of a bare resourceVersion) a version not reached yet.
+      return ReplyError(response,
+                        TimeoutError(absl::StrCat("Too large resource version: ", wanted,
+                                                  ", current: ", store_->ResourceVersion()),
+                                     1));
+    }
+  }
+  ListResult list = store_->List(route.kind, route.namespace_, options.selectors);
+  size_t begin = 0;
+  if (!options.continue_token.empty()) {
+    absl::StatusOr<ContinuePoint> point = DecodeContinueToken(options.continue_token);
+    if (!point.ok()) return ReplyError(response, point.status());
+    // The next page is consistent with the first only when nothing of the kind changed since
+    // (the store keeps no older states); otherwise 410, and the client lists again.
+    absl::StatusOr<std::vector<WatchEvent>> since =
+        store_->EventsSince(point->resource_version, route.kind);
+    if (!since.ok() || !since->empty()) {
+      return ReplyError(
+          response,
+          ExpiredError("The provided continue parameter is too old to display a consistent list "
+                       "result. You can start a new list without the continue parameter."));
+    }
+    list.resource_version = point->resource_version;
+    const auto last = SplitListKey(point->last_key);
+    while (begin < list.items.size() && SplitListKey(ListKey(list.items[begin])) <= last) {
+      ++begin;
+    }
+  }
+  size_t end = list.items.size();
+  // resourceVersion=0 is served from the watch cache, which ignores limit (client-go's
+  // reflector asks limit=500&resourceVersion=0 and gets everything at once).
+  if (options.limit > 0 && options.resource_version != "0" &&
+      end - begin > static_cast<size_t>(options.limit)) {
+    end = begin + static_cast<size_t>(options.limit);
+    return Reply(
+        response, 200,
+        ListObject(route, list, begin, end,
+                   EncodeContinueToken(list.resource_version, ListKey(list.items[end - 1]))));
+  }
+  (void)info;
+  return Reply(response, 200, ListObject(route, list, begin, end));
+}
+
+void ResourceApiServer::ServeWatch(const Route& route, ListWatchOptions options,
+                                   httplib::Response& response) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) {
+      return ReplyError(response, absl::UnavailableError("the server is shutting down"));
+    }
+    if (active_watches_ >= MaxWatches()) {
+      // Each watch holds a worker thread; the rest must stay free for short requests (a
+      // driver's claim GET during NodePrepareResources). client-go retries after the delay.
+      return ReplyError(
+          response,
+          TooManyRequestsError(
+              absl::StrCat("too many watches (", active_watches_, "), please try again later"), 1));
+    }
+    ++active_watches_;
+  }
+  auto stream = std::make_shared<WatchStream>(
+      store_,
+      WatchTarget{.kind = route.kind, .version = route.version, .namespace_ = route.namespace_},
+      std::move(options), options_.watch);
+  if (absl::Status started = stream->Start(); !started.ok()) {
+    EndWatch();
+    return ReplyError(response, started);
+  }
+  response.status = 200;
+  response.set_chunked_content_provider(
+      kJson,
+      [this, stream](size_t /*offset*/, httplib::DataSink& sink) {
+        // Called again and again by the worker until done(); each call waits a little, so a
+        // stopping server is noticed within that time.
+        if (Stopping()) {
+          sink.done();
+          return true;
+        }
+        WatchStream::Output out = stream->Next(absl::Milliseconds(200));
+        if (!out.data.empty() && !sink.write(out.data.data(), out.data.size())) return false;
+        if (out.ended) sink.done();
+        return true;
+      },
+      [this](bool /*success*/) { EndWatch(); });
+}
+
+int ResourceApiServer::MaxWatches() const {
+  return options_.max_watches > 0 ? options_.max_watches : std::max(1, options_.threads - 8);
+}
+
+bool ResourceApiServer::Stopping() const {
+  absl::MutexLock lock(&mu_);
+  return stopping_;
+}
+
+void ResourceApiServer::EndWatch() {
+  absl::MutexLock lock(&mu_);
+  --active_watches_;
+}
+
+int ResourceApiServer::active_watches() const {
+  absl::MutexLock lock(&mu_);
+  return active_watches_;
 }
 
 void ResourceApiServer::Handle(const httplib::Request& request, httplib::Response& response) {
@@ -343,22 +473,23 @@ void ResourceApiServer::Handle(const httplib::Request& request, httplib::Respons
   const bool collection = route.name.empty();
 
   if (method == "GET") {
-    const std::map<std::string, std::string> params = QueryParams(request);
-    if (auto watch = params.find("watch");
-        watch != params.end() && watch->second != "false" && watch->second != "0") {
-      // TODO(next issue): watches over store_->EventsSince / WaitForEvents.
-      ReplyError(response, MethodNotAllowedError(info, "watch"));
-      return;
-    }
-    if (!collection) {
+    std::map<std::string, std::string> params = QueryParams(request);
+    const auto watch = params.find("watch");
+    if (!collection && (watch == params.end() || !QueryBool(watch->second))) {
       absl::StatusOr<Json> object = store_->Get(route.kind, route.namespace_, route.name);
       if (!object.ok()) return ReplyError(response, object.status());
       return Reply(response, 200, Outgoing(route, *std::move(object)));
     }
-    absl::StatusOr<ListOptions> options = ParseListOptions(request, route);
+    if (!collection) {
+      // GET <object>?watch=true: the API server watches the collection with the name as a
+      // field selector.
+      std::string& selector = params["fieldSelector"];
+      selector = absl::StrCat(selector, selector.empty() ? "" : ",", "metadata.name=", route.name);
+    }
+    absl::StatusOr<ListWatchOptions> options = ParseListWatchOptions(params, info, route.version);
     if (!options.ok()) return ReplyError(response, options.status());
-    return Reply(response, 200,
-                 ListObject(route, store_->List(route.kind, route.namespace_, *options)));
+    if (options->watch) return ServeWatch(route, *std::move(options), response);
+    return ServeList(route, *options, response);
   }
   if (route.kind == Kind::kNode) return ReplyError(response, MethodNotAllowedError(info, method));
 
@@ -391,11 +522,12 @@ void ResourceApiServer::Handle(const httplib::Request& request, httplib::Respons
   if (method == "DELETE") {
     if (route.status) return ReplyError(response, MethodNotAllowedError(info, "delete"));
     if (collection) {
-      absl::StatusOr<ListOptions> options = ParseListOptions(request, route);
+      absl::StatusOr<ListWatchOptions> options =
+          ParseListWatchOptions(QueryParams(request), info, route.version);
       if (!options.ok()) return ReplyError(response, options.status());
-      return Reply(
-          response, 200,
-          ListObject(route, store_->DeleteCollection(route.kind, route.namespace_, *options)));
+      return Reply(response, 200,
+                   ListObject(route, store_->DeleteCollection(route.kind, route.namespace_,
+                                                              options->selectors)));
     }
     // DeleteOptions in the body may carry preconditions.
     Preconditions preconditions;

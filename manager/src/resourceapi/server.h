@@ -6,9 +6,11 @@
 // `Authorization: Bearer <token>` (kubeconfig.h writes it for drivers); otherwise 401 with a
 // Kubernetes Status. Request bodies in either version are converted to v1 for the store and
 // answers back to the URL's version (conversion.h); errors are Kubernetes Status objects
-// (api_errors.h). What DRA drivers built on client-go need from it is in
-// /work/shared/reference/dra-client-go-contract.md; watches and protobuf bodies come next
-// (a watch request is answered 405 for now, a protobuf body 415).
+// (api_errors.h). Lists take selectors, resourceVersion(Match), limit and continue; watches
+// (watch.h) stream JSON events, watch-list included, each on its own worker thread, at most
+// max_watches at once (429 beyond, so short requests always find a thread). Request bodies are
+// JSON or Kubernetes protobuf (ResourceSlice, protobuf_codec.h); answers are JSON. What DRA
+// drivers built on client-go need from it is in /work/shared/reference/dra-client-go-contract.md.
 //
 // The manager's main constructs it over its store, calls Start, writes the kubeconfig with
 // port(), and calls Stop at shutdown.
@@ -26,7 +28,9 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "manager/src/resourceapi/request_options.h"
 #include "manager/src/resourceapi/store.h"
+#include "manager/src/resourceapi/watch.h"
 
 namespace httplib {
 class Server;
@@ -35,6 +39,8 @@ struct Response;
 }  // namespace httplib
 
 namespace kdp::manager::resourceapi {
+
+struct Route;  // a request's resolved URL (server.cc)
 
 struct ResourceApiServerOptions {
   // Address to listen on. Only loopback is meant: the API has no TLS.
@@ -46,8 +52,12 @@ struct ResourceApiServerOptions {
   // The Kubernetes version /version reports (drivers may pick behaviour by it, e.g. NVIDIA's
   // combined vs split slices below 1.35).
   std::string kubernetes_version = "v1.34.0";
-  // Worker threads serving requests (long watches will hold one each).
-  int threads = 16;
+  // Worker threads serving requests; a watch holds one for its whole life.
+  int threads = 64;
+  // Concurrent watches allowed; 0: threads - 8.
+  int max_watches = 0;
+  // Bookmark, heartbeat and resourceVersion-wait timings of watches.
+  WatchTimings watch = {};
 };
 
 class ResourceApiServer {
@@ -63,15 +73,24 @@ class ResourceApiServer {
   // without a token; FAILED_PRECONDITION when already started (or stopped: a server runs once);
   // UNAVAILABLE when the address cannot be bound (port taken).
   [[nodiscard]] absl::Status Start() ABSL_LOCKS_EXCLUDED(mu_);
-  // Stops accepting, finishes in-flight requests and joins the server thread. Idempotent.
+  // Ends open watches (each stream finishes cleanly within ~200 ms), stops accepting, finishes
+  // in-flight requests and joins the server thread. Idempotent.
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
   // The bound port once Start succeeded; 0 before.
   int port() const ABSL_LOCKS_EXCLUDED(mu_);
   // "http://127.0.0.1:<port>".
   std::string url() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Watches being served now.
+  int active_watches() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   void Handle(const httplib::Request& request, httplib::Response& response);
+  void ServeList(const Route& route, const ListWatchOptions& options, httplib::Response& response);
+  void ServeWatch(const Route& route, ListWatchOptions options, httplib::Response& response)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  int MaxWatches() const;
+  bool Stopping() const ABSL_LOCKS_EXCLUDED(mu_);
+  void EndWatch() ABSL_LOCKS_EXCLUDED(mu_);
 
   ObjectStore* const store_;
   const ResourceApiServerOptions options_;
@@ -81,6 +100,8 @@ class ResourceApiServer {
   int port_ ABSL_GUARDED_BY(mu_) = 0;
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;  // watches must end
+  int active_watches_ ABSL_GUARDED_BY(mu_) = 0;
   std::thread thread_ ABSL_GUARDED_BY(mu_);
 };
 

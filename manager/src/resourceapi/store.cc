@@ -142,15 +142,23 @@ std::string ObjectStore::RandomUuid() {
 void ObjectStore::CommitLocked(Kind kind, const Key& key, Json object, WatchEvent::Type type) {
   ++resource_version_;
   object["metadata"]["resourceVersion"] = std::to_string(resource_version_);
+  Objects& objects = objects_[static_cast<size_t>(kind)];
+  Json previous = nullptr;
+  if (type == WatchEvent::Type::kModified) {
+    if (auto it = objects.find(key); it != objects.end()) {
+      previous = SelectableProjection(InfoOf(kind), it->second);
+    }
+  }
   if (type == WatchEvent::Type::kDeleted) {
-    objects_[static_cast<size_t>(kind)].erase(key);
+    objects.erase(key);
   } else {
-    objects_[static_cast<size_t>(kind)][key] = object;
+    objects[key] = object;
   }
   events_.push_back({.type = type,
                      .kind = kind,
                      .resource_version = resource_version_,
-                     .object = std::move(object)});
+                     .object = std::move(object),
+                     .previous = std::move(previous)});
   while (events_.size() > event_log_capacity_) {
     log_start_ = events_.front().resource_version;
     events_.pop_front();
@@ -328,6 +336,15 @@ int64_t ObjectStore::ResourceVersion() const {
 }
 
 absl::StatusOr<std::vector<WatchEvent>> ObjectStore::EventsSince(int64_t after) const {
+  return EventsSinceImpl(after, std::nullopt);
+}
+
+absl::StatusOr<std::vector<WatchEvent>> ObjectStore::EventsSince(int64_t after, Kind kind) const {
+  return EventsSinceImpl(after, kind);
+}
+
+absl::StatusOr<std::vector<WatchEvent>> ObjectStore::EventsSinceImpl(
+    int64_t after, std::optional<Kind> kind) const {
   absl::MutexLock lock(&mu_);
   if (after < log_start_) {
     return ExpiredError(
@@ -337,7 +354,9 @@ absl::StatusOr<std::vector<WatchEvent>> ObjectStore::EventsSince(int64_t after) 
   auto it = std::upper_bound(
       events_.begin(), events_.end(), after,
       [](int64_t rv, const WatchEvent& event) { return rv < event.resource_version; });
-  out.assign(it, events_.end());
+  for (; it != events_.end(); ++it) {
+    if (!kind || it->kind == *kind) out.push_back(*it);
+  }
   return out;
 }
 

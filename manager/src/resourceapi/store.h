@@ -25,6 +25,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -63,6 +64,8 @@ struct WatchEvent {
   // The v1 object after the change; for kDeleted its last state, carrying the deletion's
   // resourceVersion (as the API server's DELETED events do).
   nlohmann::json object = nullptr;
+  // For kModified, SelectableProjection of the object before the change (null otherwise).
+  nlohmann::json previous = nullptr;
 };
 // "ADDED", "MODIFIED", "DELETED".
 const char* WatchEventTypeName(WatchEvent::Type type);
@@ -143,6 +146,9 @@ class ObjectStore {
   // reaches back that far.
   [[nodiscard]] absl::StatusOr<std::vector<WatchEvent>> EventsSince(int64_t after) const
       ABSL_LOCKS_EXCLUDED(mu_);
+  // The same, only the events of `kind` (the other kinds' events are not copied).
+  [[nodiscard]] absl::StatusOr<std::vector<WatchEvent>> EventsSince(int64_t after, Kind kind) const
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Blocks until ResourceVersion() > `after` or `timeout` passes; true when it moved.
   bool WaitForEvents(int64_t after, absl::Duration timeout) const ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -195,6 +201,9 @@ class ObjectStore {
   std::vector<nlohmann::json> MatchingLocked(Kind kind, std::string_view namespace_,
                                              const ListOptions& options) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<std::vector<WatchEvent>> EventsSinceImpl(int64_t after,
+                                                          std::optional<Kind> kind) const
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Stamps the next resourceVersion on `object`, stores it and logs the event.
   void CommitLocked(Kind kind, const Key& key, nlohmann::json object, WatchEvent::Type type)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "common/resource_name.h"
 #include "manager/src/scheduling/semver.h"
 
@@ -199,6 +201,30 @@ void ValidateObjectMeta(const KindInfo& kind, const nlohmann::json& metadata, Fi
   if (auto it = metadata.find("annotations"); it != metadata.end()) {
     ValidateStringMapKeys(*it, "metadata.annotations", /*values_are_labels=*/false, errs);
   }
+}
+
+absl::StatusOr<std::map<std::string, std::string>> ParseNodeLabels(std::string_view text) {
+  std::map<std::string, std::string> labels;
+  if (text.empty()) return labels;
+  for (absl::string_view term : absl::StrSplit(absl::string_view(text.data(), text.size()), ',')) {
+    const size_t eq = term.find('=');
+    if (eq == absl::string_view::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("node label \"", term, "\": must be key=value"));
+    }
+    const std::string key(term.substr(0, eq));
+    nlohmann::json meta = {{"name", "node"}, {"labels", {{key, std::string(term.substr(eq + 1))}}}};
+    FieldErrors errors;
+    ValidateObjectMeta(InfoOf(Kind::kNode), meta, &errors);
+    if (!errors.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("node label \"", term, "\": ", errors.front().ToString()));
+    }
+    if (!labels.emplace(key, std::string(term.substr(eq + 1))).second) {
+      return absl::InvalidArgumentError(absl::StrCat("node label \"", key, "\" given twice"));
+    }
+  }
+  return labels;
 }
 
 }  // namespace kdp::manager::resourceapi

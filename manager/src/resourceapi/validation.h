@@ -7,9 +7,11 @@
 #ifndef KDP_MANAGER_SRC_RESOURCEAPI_VALIDATION_H_
 #define KDP_MANAGER_SRC_RESOURCEAPI_VALIDATION_H_
 
+#include <map>
 #include <string>
 #include <string_view>
 
+#include "absl/status/statusor.h"
 #include "manager/src/resourceapi/api_errors.h"
 #include "nlohmann/json.hpp"
 
@@ -50,6 +52,10 @@ bool IsSemanticVersion(std::string_view value);
 // for namespaced kinds; label keys qualified names and values label values; annotation keys
 // qualified names. Type errors are reported as Invalid.
 void ValidateObjectMeta(const KindInfo& kind, const nlohmann::json& metadata, FieldErrors* errs);
+
+// The kubelet's --node-labels value: "key=value[,key=value...]" (empty: none), keys qualified
+// names, values label values (possibly empty). INVALID_ARGUMENT naming the term and the rule.
+absl::StatusOr<std::map<std::string, std::string>> ParseNodeLabels(std::string_view text);
 
 }  // namespace kdp::manager::resourceapi
 
