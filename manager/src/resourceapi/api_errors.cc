@@ -34,7 +34,10 @@ const char* TypeString(FieldError::Type type) {
 
 absl::Status WithStatusObject(absl::StatusCode code, const nlohmann::json& object) {
   absl::Status status(code, object.value("message", std::string()));
-  status.SetPayload(kStatusPayloadUrl, absl::Cord(object.dump()));
+  // Messages may quote request bytes that are not UTF-8: replaced, never a throw.
+  status.SetPayload(
+      kStatusPayloadUrl,
+      absl::Cord(object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
   return status;
 }
 
@@ -198,7 +201,8 @@ absl::Status UnsupportedMediaTypeError(std::string_view content_type) {
       absl::StatusCode::kInvalidArgument,
       StatusObject(415, "UnsupportedMediaType",
                    absl::StrCat("the body of the request was in an unknown format - accepted "
-                                "media types include: application/json (got ",
+                                "media types include: application/json, "
+                                "application/vnd.kubernetes.protobuf (got ",
                                 GoQuote(content_type), ")")));
 }
 

@@ -18,6 +18,7 @@
 #include "manager/src/resourceapi/api_errors.h"
 #include "manager/src/resourceapi/conversion.h"
 #include "manager/src/resourceapi/discovery.h"
+#include "manager/src/resourceapi/protobuf_codec.h"
 #include "manager/src/resourceapi/request_options.h"
 #include "manager/src/resourceapi/selectors.h"
 #include "manager/src/resourceapi/watch.h"
@@ -198,12 +199,20 @@ std::map<std::string, std::string> QueryParams(const httplib::Request& request) 
 absl::StatusOr<Json> Incoming(const httplib::Request& request, const Route& route) {
   const KindInfo& info = InfoOf(route.kind);
   std::string content_type = request.get_header_value("Content-Type");
-  content_type = content_type.substr(0, content_type.find(';'));
-  if (!content_type.empty() && content_type != kJson) {
-    // TODO(next issue): application/vnd.kubernetes.protobuf bodies (client-go's default).
+  content_type =
+      std::string(absl::StripAsciiWhitespace(content_type.substr(0, content_type.find(';'))));
+  Json body;
+  if (content_type == kProtobufMediaType) {
+    // client-go's default for generated clients (gentype.PrefersProtobuf), whatever the
+    // kubeconfig says: ResourceSlice bodies arrive this way from every Go driver.
+    absl::StatusOr<Json> decoded = DecodeProtobufBody(route.kind, route.version, request.body);
+    if (!decoded.ok()) return decoded.status();
+    body = *std::move(decoded);
+  } else if (content_type.empty() || content_type == kJson) {
+    body = Json::parse(request.body, nullptr, /*allow_exceptions=*/false);
+  } else {
     return UnsupportedMediaTypeError(content_type);
   }
-  Json body = Json::parse(request.body, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded() || !body.is_object()) {
     return BadRequestError(absl::StrCat(info.name, " in version \"", route.version,
                                         "\" cannot be handled as a ", info.name,

@@ -6,6 +6,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
+#include "k8s/api/resource/v1/generated.pb.h"
+#include "k8s/api/resource/v1beta1/generated.pb.h"
+#include "tests/unit/manager/resourceapi/protobuf_body_builder.h"
 
 namespace kdp::manager::resourceapi {
 namespace {
@@ -308,10 +311,15 @@ TEST_F(ResourceApiServerTest, ErrorStatusShapes) {
   EXPECT_EQ(r->status, 400);
   EXPECT_EQ(Json::parse(r->body)["reason"], "BadRequest");
 
-  auto p = client_->Post(std::string(kV1) + "/resourceslices", "k8s\0",
+  auto p = client_->Post(std::string(kV1) + "/resourceslices", std::string("k8s\0", 4),
                          "application/vnd.kubernetes.protobuf");
   ASSERT_TRUE(p);
-  EXPECT_EQ(p->status, 415);
+  EXPECT_EQ(p->status, 400);  // magic without an envelope
+  auto yaml = client_->Post(std::string(kV1) + "/resourceslices", "a: b", "application/yaml");
+  ASSERT_TRUE(yaml);
+  EXPECT_EQ(yaml->status, 415);
+  EXPECT_THAT(Json::parse(yaml->body)["message"].get<std::string>(),
+              HasSubstr("application/vnd.kubernetes.protobuf"));
 
   Json wrong_version = V1Slice("c", "node-1");
   auto [vcode, version] = Do("POST", std::string(kV1beta1) + "/resourceslices", wrong_version);
@@ -330,6 +338,118 @@ TEST_F(ResourceApiServerTest, ErrorStatusShapes) {
       Do("POST", std::string(kV1) + "/resourceslices/a", V1Slice("a", "node-1"));
   EXPECT_EQ(pcode, 405);
   EXPECT_EQ(post_named["reason"], "MethodNotAllowed");
+}
+
+// What every Go driver sends (dra-client-go-contract.md §2): protobuf POST with generateName and a
+// Node owner, then PUT of the server's copy; answers are JSON with the whole object.
+TEST_F(ResourceApiServerTest, ProtobufCreateAndUpdateOfSlices) {
+  namespace rv1 = ::k8s::io::api::resource::v1;
+  rv1::ResourceSlice slice;
+  auto* meta = slice.mutable_metadata();
+  meta->set_generatename("00000-gpu.example.com-node-1-");
+  auto* owner = meta->add_ownerreferences();
+  owner->set_apiversion("v1");
+  owner->set_kind("Node");
+  owner->set_name("node-1");
+  owner->set_uid(store_.node_uid());
+  owner->set_controller(true);
+  auto* spec = slice.mutable_spec();
+  spec->set_driver("gpu.example.com");
+  spec->set_nodename("node-1");
+  spec->mutable_pool()->set_name("node-1");
+  spec->mutable_pool()->set_generation(1);
+  spec->mutable_pool()->set_resourceslicecount(1);
+  for (const char* name : {"gpu-0", "gpu-1"}) {
+    auto* device = spec->add_devices();
+    device->set_name(name);
+    (*device->mutable_attributes())["index"].set_int_(name[4] - '0');
+    (*device->mutable_attributes())["model"].set_string("H100");
+    (*device->mutable_attributes())["driverVersion"].set_version("1.2.3");
+    (*device->mutable_attributes())["mig"].set_bool_(false);
+    (*device->mutable_capacity())["memory"].mutable_value()->set_string("80Gi");
+  }
+  auto created = client_->Post(std::string(kV1) + "/resourceslices",
+                               testing::ProtobufBody("resource.k8s.io/v1", "ResourceSlice", slice),
+                               "application/vnd.kubernetes.protobuf");
+  ASSERT_TRUE(created);
+  ASSERT_EQ(created->status, 201) << created->body;
+  Json echo = Json::parse(created->body);
+  const std::string name = echo["metadata"]["name"];
+  EXPECT_THAT(name, ::testing::StartsWith("00000-gpu.example.com-node-1-"));
+  EXPECT_EQ(name.size(), std::string("00000-gpu.example.com-node-1-").size() + 5);
+  for (const char* field : {"uid", "resourceVersion", "creationTimestamp"}) {
+    EXPECT_TRUE(echo["metadata"][field].is_string()) << field;
+  }
+  EXPECT_EQ(echo["metadata"]["generation"], 1);
+  EXPECT_EQ(echo["metadata"]["ownerReferences"][0]["uid"], store_.node_uid());
+  EXPECT_EQ(echo["metadata"]["ownerReferences"][0]["controller"], true);
+  ASSERT_EQ(echo["spec"]["devices"].size(), 2u);
+  EXPECT_EQ(echo["spec"]["devices"][1]["attributes"],
+            Json::parse(R"({"index":{"int":1},"model":{"string":"H100"},
+                            "driverVersion":{"version":"1.2.3"},"mig":{"bool":false}})"));
+  EXPECT_EQ(echo["spec"]["devices"][0]["capacity"]["memory"]["value"], "80Gi");
+  // The echo is what the store holds: nothing was dropped.
+  EXPECT_EQ(echo, *store_.Get(Kind::kResourceSlice, "", name));
+
+  // PUT back with the server's name/uid/resourceVersion/creationTimestamp, one device gone.
+  meta->set_name(name);
+  meta->set_uid(echo["metadata"]["uid"]);
+  meta->set_resourceversion(echo["metadata"]["resourceVersion"]);
+  meta->set_generation(1);
+  spec->mutable_devices()->RemoveLast();
+  auto updated = client_->Put(std::string(kV1) + "/resourceslices/" + name,
+                              testing::ProtobufBody("resource.k8s.io/v1", "ResourceSlice", slice),
+                              "application/vnd.kubernetes.protobuf");
+  ASSERT_TRUE(updated);
+  ASSERT_EQ(updated->status, 200) << updated->body;
+  Json after = Json::parse(updated->body);
+  EXPECT_EQ(after["spec"]["devices"].size(), 1u);
+  EXPECT_EQ(after["metadata"]["generation"], 2);
+  // A stale resourceVersion conflicts, as with JSON.
+  auto stale = client_->Put(std::string(kV1) + "/resourceslices/" + name,
+                            testing::ProtobufBody("resource.k8s.io/v1", "ResourceSlice", slice),
+                            "application/vnd.kubernetes.protobuf");
+  ASSERT_TRUE(stale);
+  EXPECT_EQ(stale->status, 409);
+}
+
+TEST_F(ResourceApiServerTest, ProtobufV1beta1SliceReadsBackInBothVersions) {
+  namespace rv1beta1 = ::k8s::io::api::resource::v1beta1;
+  rv1beta1::ResourceSlice slice;
+  slice.mutable_metadata()->set_generatename("node-1-gpu.example.com-");
+  auto* spec = slice.mutable_spec();
+  spec->set_driver("gpu.example.com");
+  spec->set_nodename("node-1");
+  spec->mutable_pool()->set_name("node-1");
+  spec->mutable_pool()->set_generation(1);
+  spec->mutable_pool()->set_resourceslicecount(1);
+  auto* device = spec->add_devices();
+  device->set_name("gpu-0");
+  (*device->mutable_basic()->mutable_attributes())["index"].set_int_(0);
+  (*device->mutable_basic()->mutable_capacity())["memory"].mutable_value()->set_string("40Gi");
+  auto created =
+      client_->Post(std::string(kV1beta1) + "/resourceslices",
+                    testing::ProtobufBody("resource.k8s.io/v1beta1", "ResourceSlice", slice),
+                    "application/vnd.kubernetes.protobuf");
+  ASSERT_TRUE(created);
+  ASSERT_EQ(created->status, 201) << created->body;
+  Json echo = Json::parse(created->body);
+  EXPECT_EQ(echo["apiVersion"], "resource.k8s.io/v1beta1");
+  EXPECT_EQ(echo["spec"]["devices"][0]["basic"]["capacity"]["memory"]["value"], "40Gi");
+  const std::string name = echo["metadata"]["name"];
+  auto [code, v1] = Do("GET", std::string(kV1) + "/resourceslices/" + name);
+  ASSERT_EQ(code, 200);
+  EXPECT_EQ(v1["spec"]["devices"][0]["attributes"]["index"]["int"], 0);
+
+  // The envelope's version must be the URL's.
+  auto mismatch =
+      client_->Post(std::string(kV1) + "/resourceslices",
+                    testing::ProtobufBody("resource.k8s.io/v1beta1", "ResourceSlice", slice),
+                    "application/vnd.kubernetes.protobuf");
+  ASSERT_TRUE(mismatch);
+  EXPECT_EQ(mismatch->status, 400);
+  EXPECT_THAT(Json::parse(mismatch->body)["message"].get<std::string>(),
+              HasSubstr("does not match the expected API version (resource.k8s.io/v1)"));
 }
 
 TEST(ResourceApiServer, StartStopLifecycle) {
