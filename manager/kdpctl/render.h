@@ -41,11 +41,31 @@ inline nlohmann::json ClaimDeviceJson(const kdp::admin::v1::ClaimDevice& device)
   for (const auto& request : device.requests()) requests.push_back(request);
   nlohmann::json cdi = nlohmann::json::array();
   for (const auto& id : device.cdi_device_ids()) cdi.push_back(id);
-  return {{"driver", device.driver()},
-          {"pool", device.pool()},
-          {"device", device.device()},
-          {"requests", std::move(requests)},
-          {"cdi_device_ids", std::move(cdi)}};
+  nlohmann::json out = {{"driver", device.driver()},
+                        {"pool", device.pool()},
+                        {"device", device.device()},
+                        {"requests", std::move(requests)},
+                        {"cdi_device_ids", std::move(cdi)}};
+  if (!device.health().empty()) out["health"] = device.health();
+  if (!device.health_message().empty()) out["health_message"] = device.health_message();
+  return out;
+}
+
+// The pod status's allocatedResourcesStatus, in the API's JSON names:
+// [{"name","resources":[{"resourceID","health","message"?}]}].
+inline nlohmann::json AllocatedResourcesStatusJson(
+    const kdp::admin::v1::ContainerStatus& container) {
+  nlohmann::json statuses = nlohmann::json::array();
+  for (const auto& status : container.allocated_resources_status()) {
+    nlohmann::json resources = nlohmann::json::array();
+    for (const auto& resource : status.resources()) {
+      nlohmann::json r = {{"resourceID", resource.resource_id()}, {"health", resource.health()}};
+      if (!resource.message().empty()) r["message"] = resource.message();
+      resources.push_back(std::move(r));
+    }
+    statuses.push_back({{"name", status.name()}, {"resources", std::move(resources)}});
+  }
+  return statuses;
 }
 
 // {"pod_claim_name","claim_name","claim_uid","devices":[ClaimDeviceJson...]}.
@@ -68,7 +88,7 @@ inline std::string ClaimDeviceText(const kdp::admin::v1::ClaimDevice& device) {
 // "dra_drivers":[{"name","endpoints":[{"endpoint","service","connected"}]}],
 // "registered_plugins":[{"type","name","endpoint","socket","versions"}],
 // "prepared_claims":[{"namespace","name","uid","pods","prepared","devices"}],"resource_api",
-// "kubeconfig"}.
+// "kubeconfig","dra_device_health":[{"driver","pool","device","health","message","last_updated"}]}.
 inline nlohmann::json NodeStatusJson(const kdp::admin::v1::NodeStatus& status) {
   nlohmann::json resources = nlohmann::json::array();
   for (const auto& resource : status.resources()) {
@@ -118,12 +138,22 @@ inline nlohmann::json NodeStatusJson(const kdp::admin::v1::NodeStatus& status) {
                       {"prepared", claim.prepared()},
                       {"devices", std::move(devices)}});
   }
+  nlohmann::json health = nlohmann::json::array();
+  for (const auto& device : status.dra_device_health()) {
+    health.push_back({{"driver", device.driver()},
+                      {"pool", device.pool()},
+                      {"device", device.device()},
+                      {"health", device.health()},
+                      {"message", device.message()},
+                      {"last_updated", device.last_updated()}});
+  }
   return {
       {"resources", std::move(resources)},         {"topology_policy", status.topology_policy()},
       {"topology_scope", status.topology_scope()}, {"numa_nodes", std::move(numa_nodes)},
       {"node_name", status.node_name()},           {"dra_drivers", std::move(drivers)},
       {"registered_plugins", std::move(plugins)},  {"prepared_claims", std::move(claims)},
-      {"resource_api", status.resource_api()},     {"kubeconfig", status.kubeconfig()}};
+      {"resource_api", status.resource_api()},     {"kubeconfig", status.kubeconfig()},
+      {"dra_device_health", std::move(health)}};
 }
 
 // A protobuf map<string,string> as a JSON object ({} when empty).
@@ -171,7 +201,8 @@ inline nlohmann::json ContainerJson(const kdp::admin::v1::ContainerStatus& conta
           {"device_specs", std::move(specs)},
           {"annotations", StringMapJson(container.annotations())},
           {"cdi_devices", std::move(cdi)},
-          {"numa_affinity", std::move(hint)}};
+          {"numa_affinity", std::move(hint)},
+          {"allocatedResourcesStatus", AllocatedResourcesStatusJson(container)}};
 }
 
 // "0,1 (preferred)", "any (not preferred)": a container's merged topology hint.
@@ -286,11 +317,24 @@ inline std::string DraStatusText(const kdp::admin::v1::NodeStatus& status) {
         {"NAMESPACE", "CLAIM", "UID", "PODS", "PREPARED", "DEVICES"}};
     for (const auto& claim : status.prepared_claims()) {
       std::vector<std::string> devices;
-      for (const auto& device : claim.devices()) devices.push_back(ClaimDeviceText(device));
+      for (const auto& device : claim.devices()) {
+        devices.push_back(device.health().empty()
+                              ? ClaimDeviceText(device)
+                              : absl::StrCat(ClaimDeviceText(device), " (", device.health(), ")"));
+      }
       rows.push_back({claim.namespace_(), claim.name(), claim.uid(),
                       claim.pods().empty() ? "-" : absl::StrJoin(claim.pods(), ","),
                       claim.prepared() ? "yes" : "no",
                       devices.empty() ? "-" : absl::StrJoin(devices, ",")});
+    }
+    absl::StrAppend(&out, "\n", FormatTable(rows));
+  }
+  if (!status.dra_device_health().empty()) {
+    std::vector<std::vector<std::string>> rows = {
+        {"DRIVER", "POOL", "DEVICE", "HEALTH", "MESSAGE"}};
+    for (const auto& device : status.dra_device_health()) {
+      rows.push_back({device.driver(), device.pool(), device.device(), device.health(),
+                      device.message().empty() ? "-" : device.message()});
     }
     absl::StrAppend(&out, "\n", FormatTable(rows));
   }
@@ -379,6 +423,14 @@ inline std::string ApplyPodText(const kdp::admin::v1::ApplyPodResponse& response
     for (const auto& name : container.cdi_devices()) {
       absl::StrAppend(&out, "    cdi ", name, "\n");
     }
+    for (const auto& status : container.allocated_resources_status()) {
+      for (const auto& resource : status.resources()) {
+        absl::StrAppend(&out, "    health ", status.name(), " ", resource.resource_id(), " ",
+                        resource.health());
+        if (!resource.message().empty()) absl::StrAppend(&out, " (", resource.message(), ")");
+        out += "\n";
+      }
+    }
   }
   for (const auto& claim : pod.claims()) {
     absl::StrAppend(&out, "  claim ", claim.pod_claim_name(), " -> resourceclaim ",
@@ -414,16 +466,30 @@ inline std::string ApplyText(const kdp::admin::v1::ApplyResponse& response) {
 // ("-" for a pod without devices); "no pods" when the list is empty.
 inline std::string PodListText(const kdp::admin::v1::ListPodsResponse& response) {
   if (response.pods().empty()) return "no pods\n";
-  std::vector<std::vector<std::string>> rows = {{"NAMESPACE", "NAME", "UID", "DEVICES"}};
+  std::vector<std::vector<std::string>> rows = {{"NAMESPACE", "NAME", "UID", "DEVICES", "HEALTH"}};
   for (const auto& pod : response.pods()) {
     std::vector<std::string> devices;
+    // The allocated devices that are not Healthy (allocatedResourcesStatus), else "ok".
+    std::vector<std::string> not_healthy;
+    bool any = false;
     for (const auto& container : pod.containers()) {
       for (const auto& text : ContainerDeviceTexts(container)) {
         devices.push_back(absl::StrCat(container.name(), ":", text));
       }
+      for (const auto& status : container.allocated_resources_status()) {
+        for (const auto& resource : status.resources()) {
+          any = true;
+          if (resource.health() != "Healthy") {
+            not_healthy.push_back(absl::StrCat(resource.resource_id(), "=", resource.health()));
+          }
+        }
+      }
     }
     rows.push_back({pod.namespace_(), pod.name(), pod.uid(),
-                    devices.empty() ? "-" : absl::StrJoin(devices, ";")});
+                    devices.empty() ? "-" : absl::StrJoin(devices, ";"),
+                    !any                  ? "-"
+                    : not_healthy.empty() ? "ok"
+                                          : absl::StrJoin(not_healthy, ",")});
   }
   return FormatTable(rows);
 }

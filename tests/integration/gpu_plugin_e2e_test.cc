@@ -161,6 +161,49 @@ TEST_F(GpuPluginE2E, HealthFlipsReachAllocatable) {
   ASSERT_TRUE(WaitForAllocatable(kGpu, 8, 8));
 }
 
+// KEP-4680: a device going unhealthy shows in the pod status of the container holding it
+// (containerStatuses[].allocatedResourcesStatus), resource by resource.
+TEST_F(GpuPluginE2E, HealthOfHeldDevicesShowsInThePodsStatus) {
+  KdpctlResult applied = Apply(GpuPod("held", 2));
+  ASSERT_EQ(applied.exit_code, 0) << applied.err;
+  std::vector<std::string> ids = applied.json["containers"][0]["devices"][kGpu];
+  ASSERT_EQ(ids.size(), 2u);
+  auto statuses = [&] {
+    nlohmann::json pods = Kdpctl({"get", "pods"}).json;
+    return pods.is_object() && pods["pods"].size() == 1
+               ? pods["pods"][0]["containers"][0]["allocatedResourcesStatus"]
+               : nlohmann::json();
+  };
+  nlohmann::json status = statuses();
+  ASSERT_EQ(status.size(), 1u) << status.dump();
+  EXPECT_EQ(status[0]["name"], kGpu);
+  ASSERT_EQ(status[0]["resources"].size(), 2u);
+  for (const auto& r : status[0]["resources"]) EXPECT_EQ(r["health"], "Healthy");
+
+  // The GPU plugin's health file names physical GPUs ("gpu3"); IDs are gpuN or gpuN::K.
+  const std::string sick = ids[1].substr(0, ids[1].find("::"));
+  WriteHealthFile(sick + "\n");
+  ASSERT_TRUE(WaitUntil([&] {
+    const nlohmann::json now = statuses();
+    if (!now.is_array() || now.empty()) return false;
+    for (const auto& r : now[0]["resources"]) {
+      if (r["resourceID"] == ids[1]) return r["health"] == "Unhealthy";
+    }
+    return false;
+  })) << statuses().dump();
+  const nlohmann::json after = statuses();
+  ASSERT_EQ(after.size(), 1u);
+  for (const auto& r : after[0]["resources"]) {
+    if (r["resourceID"] == ids[0]) {
+      EXPECT_EQ(r["health"], "Healthy");
+    }
+  }
+  absl::StatusOr<CommandResult> text =
+      RunCommand({KDP_KDPCTL_BIN, "--kubelet-root", Root(), "get", "pods"});
+  ASSERT_TRUE(text.ok());
+  EXPECT_THAT(text->out, ::testing::HasSubstr(absl::StrCat(ids[1], "=Unhealthy")));
+}
+
 TEST_F(GpuPluginE2E, NoHealthyDevicesRejectsWithTheKubeletsText) {
   std::string all;
   nlohmann::json devices = Resource(kGpu)["devices"];

@@ -138,6 +138,35 @@ void AdminServer::RenderPod(const AdmittedPod& pod, kdp::admin::v1::Pod* out) co
   } else {
     ToAdminPod(pod, out, dra_.claims->Describe(pod.pod));
   }
+  AddAllocatedResourcesStatus(pod, out);
+}
+
+void AdminServer::AddAllocatedResourcesStatus(const AdmittedPod& pod,
+                                              kdp::admin::v1::Pod* out) const {
+  // Device plugins (the device manager's UpdateAllocatedResourcesStatus): one entry per
+  // resource, each device Healthy or Unhealthy as its plugin last reported it, Unknown when the
+  // plugin no longer lists it.
+  std::map<std::string, const ResourceDevices*> by_name;
+  const std::vector<ResourceDevices> resources = devices_->Resources();
+  for (const ResourceDevices& resource : resources) by_name[resource.name] = &resource;
+  for (size_t i = 0; i < pod.containers.size() && i < static_cast<size_t>(out->containers_size());
+       ++i) {
+    kdp::admin::v1::ContainerStatus* container = out->mutable_containers(static_cast<int>(i));
+    for (const auto& [resource, ids] : pod.containers[i].devices) {
+      auto* status = container->add_allocated_resources_status();
+      status->set_name(resource);
+      const auto known = by_name.find(resource);
+      for (const std::string& id : ids) {
+        auto* health = status->add_resources();
+        health->set_resource_id(id);
+        health->set_health("Unknown");
+        if (known == by_name.end()) continue;
+        if (auto device = known->second->devices.find(id); device != known->second->devices.end()) {
+          health->set_health(device->second.healthy ? "Healthy" : "Unhealthy");
+        }
+      }
+    }
+  }
 }
 
 void AdminServer::AddDraStatus(kdp::admin::v1::NodeStatus* status) const {

@@ -61,6 +61,8 @@ class AdminServer final : public kdp::admin::v1::Admin::Service {
  private:
   void RenderPod(const AdmittedPod& pod, kdp::admin::v1::Pod* out) const;
   void AddDraStatus(kdp::admin::v1::NodeStatus* status) const;
+  // The kubelet's containerStatuses[].allocatedResourcesStatus for every container of `out`.
+  void AddAllocatedResourcesStatus(const AdmittedPod& pod, kdp::admin::v1::Pod* out) const;
 
   PodManager* const pods_;
   DeviceManager* const devices_;

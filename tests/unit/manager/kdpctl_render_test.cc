@@ -53,7 +53,8 @@ const char kGpuPodJson[] = R"({
   "pod": {"namespace": "default", "name": "cuda", "uid": "uid-1"},
   "containers": [
     {"name": "setup", "kind": "init", "devices": {}, "envs": {}, "mounts": [],
-     "device_specs": [], "annotations": {}, "cdi_devices": [], "numa_affinity": null},
+     "device_specs": [], "annotations": {}, "cdi_devices": [], "numa_affinity": null,
+     "allocatedResourcesStatus": []},
     {"name": "main", "kind": "app",
      "devices": {"example.com/gpu": ["gpu-3", "gpu-1"]},
      "envs": {"VISIBLE_DEVICES": "gpu-3,gpu-1"},
@@ -63,7 +64,7 @@ const char kGpuPodJson[] = R"({
                        "permissions": "rw"}],
      "annotations": {"example.com/owner": "team-a"},
      "cdi_devices": ["example.com/gpu=gpu-3"],
-     "numa_affinity": {"numa_nodes": [0], "preferred": true}}
+     "numa_affinity": {"numa_nodes": [0], "preferred": true}, "allocatedResourcesStatus": []}
   ],
   "claims": []
 })";
@@ -95,7 +96,7 @@ TEST(NodeStatusJson, RendersResourcesDevicesAndNumaAsNumbers) {
   EXPECT_EQ(NodeStatusJson(status), nlohmann::json::parse(R"({
   "topology_policy": "single-numa-node", "topology_scope": "pod", "numa_nodes": [0, 8],
   "node_name": "", "dra_drivers": [], "registered_plugins": [], "prepared_claims": [],
-  "resource_api": "", "kubeconfig": "",
+  "resource_api": "", "kubeconfig": "", "dra_device_health": [],
   "resources": [
     {"name": "example.com/gpu", "capacity": 1099511627776, "allocatable": 3, "allocated": 1,
      "connected": true, "removed": false, "endpoint": "/var/lib/kubelet/device-plugins/gpu.sock",
@@ -112,7 +113,7 @@ TEST(NodeStatusJson, EmptyStatusIsAnEmptyArray) {
                                       "topology_scope": "", "numa_nodes": [], "node_name": "",
                                       "dra_drivers": [], "registered_plugins": [],
                                       "prepared_claims": [], "resource_api": "",
-                                      "kubeconfig": ""})"));
+                                      "kubeconfig": "", "dra_device_health": []})"));
 }
 
 TEST(ContainerJson, EmptyContainerHasEveryKeyWithEmptyObjectsAndArrays) {
@@ -120,7 +121,8 @@ TEST(ContainerJson, EmptyContainerHasEveryKeyWithEmptyObjectsAndArrays) {
   container.set_name("c");
   EXPECT_EQ(ContainerJson(container), nlohmann::json::parse(R"(
     {"name": "c", "kind": "", "devices": {}, "envs": {}, "mounts": [], "device_specs": [],
-     "annotations": {}, "cdi_devices": [], "numa_affinity": null})"));
+     "annotations": {}, "cdi_devices": [], "numa_affinity": null,
+     "allocatedResourcesStatus": []})"));
 }
 
 TEST(AdmittedPodJson, RendersPodAndContainersInOrderWithDeviceIdOrderKept) {
@@ -273,9 +275,38 @@ TEST(PodListText, OneRowPerPodWithContainerDevices) {
   bare->set_name("idle");
   bare->set_uid("uid-2");
   EXPECT_EQ(PodListText(response),
-            "NAMESPACE   NAME   UID     DEVICES\n"
-            "default     cuda   uid-1   main:example.com/gpu=gpu-3,gpu-1\n"
-            "ns          idle   uid-2   -\n");
+            "NAMESPACE   NAME   UID     DEVICES                            HEALTH\n"
+            "default     cuda   uid-1   main:example.com/gpu=gpu-3,gpu-1   -\n"
+            "ns          idle   uid-2   -                                  -\n");
+}
+
+TEST(PodListText, HealthColumnNamesDevicesThatAreNotHealthy) {
+  admin::ListPodsResponse response;
+  admin::Pod* pod = response.add_pods();
+  *pod = GpuPod();
+  auto* status = pod->mutable_containers(0)->add_allocated_resources_status();
+  status->set_name("example.com/gpu");
+  auto* healthy = status->add_resources();
+  healthy->set_resource_id("gpu-3");
+  healthy->set_health("Healthy");
+  EXPECT_THAT(PodListText(response), ::testing::HasSubstr("   ok\n"));
+  auto* sick = status->add_resources();
+  sick->set_resource_id("gpu-1");
+  sick->set_health("Unhealthy");
+  EXPECT_THAT(PodListText(response), ::testing::HasSubstr("   gpu-1=Unhealthy\n"));
+
+  nlohmann::json json = AdmittedPodJson(*pod);
+  EXPECT_EQ(json["containers"][0]["allocatedResourcesStatus"],
+            nlohmann::json::parse(R"([{"name":"example.com/gpu","resources":[
+                {"resourceID":"gpu-3","health":"Healthy"},
+                {"resourceID":"gpu-1","health":"Unhealthy"}]}])"));
+  EXPECT_THAT(ApplyPodText([&] {
+                admin::ApplyPodResponse r;
+                r.set_admitted(true);
+                *r.mutable_pod() = *pod;
+                return r;
+              }()),
+              ::testing::HasSubstr("    health example.com/gpu gpu-1 Unhealthy\n"));
 }
 
 TEST(PodListText, SaysSoWhenThereAreNoPods) {
