@@ -309,20 +309,23 @@ absl::Status ResourceApiServer::Start() {
 }
 
 void ResourceApiServer::Stop() {
-  absl::MutexLock lock(&mu_);
-  if (!started_ || stopped_) {
+  std::thread thread;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!started_ || stopped_) {
+      stopped_ = true;
+      return;
+    }
     stopped_ = true;
-    return;
+    // Watches end cleanly first (their streams finish with the last chunk), then the listener.
+    stopping_ = true;
+    auto watches_ended = [this]()
+                             ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return active_watches_ == 0; };
+    mu_.AwaitWithTimeout(absl::Condition(&watches_ended), absl::Seconds(2));
+    thread = std::move(thread_);
   }
-  stopped_ = true;
-  // Watches end cleanly first (their streams finish with the last chunk), then the listener.
-  stopping_ = true;
-  auto watches_ended = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return active_watches_ == 0; };
-  mu_.AwaitWithTimeout(absl::Condition(&watches_ended), absl::Seconds(2));
-  mu_.Unlock();
   http_->stop();
-  if (thread_.joinable()) thread_.join();
-  mu_.Lock();
+  if (thread.joinable()) thread.join();
 }
 
 int ResourceApiServer::port() const {
