@@ -3,6 +3,7 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -89,8 +90,34 @@ absl::StatusOr<std::unique_ptr<GpuDraDriver>> GpuDraDriver::Create(GpuDraDriverO
   if (!topology.ok()) return topology.status();
   std::vector<Gpu> gpus = FindGpus(**topology, options.vendor_id);
   std::map<std::string, std::string> in_use = ReadInUse(options.cdi_root);
-  return std::unique_ptr<GpuDraDriver>(
+  auto driver = std::unique_ptr<GpuDraDriver>(
       new GpuDraDriver(std::move(options), std::move(gpus), std::move(in_use)));
+  if (const std::string& path = driver->options_.health_file; !path.empty()) {
+    // The SDK keeps health for the devices of the last list it read; reading it now lets the
+    // file's first state hold from the health stream's first message.
+    if (absl::Status listed = driver->PublishDevices(); !listed.ok()) return listed;
+    GpuDraDriver* target = driver.get();  // Outlives the watcher: ~GpuDraDriver stops it first.
+    driver->watcher_ = std::make_unique<HealthFileWatcher>(
+        path, [target](const std::set<std::string>& gpus) { target->SetUnhealthyGpus(gpus); });
+    if (absl::Status status = driver->watcher_->Poll(); !status.ok()) return status;
+    if (absl::Status status = driver->watcher_->Start(); !status.ok()) return status;
+  }
+  return driver;
+}
+
+GpuDraDriver::~GpuDraDriver() {
+  if (watcher_ != nullptr) watcher_->Stop();
+}
+
+void GpuDraDriver::SetUnhealthyGpus(const std::set<std::string>& unhealthy_gpus) {
+  for (const Gpu& gpu : gpus_) {
+    const bool listed = unhealthy_gpus.count(gpu.id) != 0;
+    absl::Status set = SetDeviceHealth(
+        gpu.id, listed ? DeviceHealthStatus::kUnhealthy : DeviceHealthStatus::kHealthy,
+        listed ? absl::StrCat("listed in ", options_.health_file) : "");
+    if (!set.ok())
+      std::fprintf(stderr, "health of %s: %s\n", gpu.id.c_str(), set.ToString().c_str());
+  }
 }
 
 GpuDraDriver::GpuDraDriver(GpuDraDriverOptions options, std::vector<Gpu> gpus,

@@ -41,6 +41,10 @@ int main(int argc, char** argv) {
   app.add_option("--gpu-memory", options.gpu_memory,
                  "the memory capacity published for each GPU (a quantity)")
       ->capture_default_str();
+  app.add_option("--health-file", options.health_file,
+                 "file listing unhealthy GPU IDs (gpu0, gpu1, ...), one per line ('#' starts a "
+                 "comment); re-read every 100 ms; missing file: all healthy. Reported on the DRA "
+                 "health stream (DRAResourceHealth)");
   app.add_option("--instance-suffix", runner_options.instance_suffix,
                  "rolling update (kubelet >= 1.33): a per-instance suffix such as the pod UID, for "
                  "socket names of its own");

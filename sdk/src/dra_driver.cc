@@ -2,13 +2,14 @@
 
 #include <utility>
 
+#include "sdk/src/dra_driver_link.h"
 #include "sdk/src/dra_resource_slice.h"
-#include "sdk/src/dra_slice_publisher.h"
 
 namespace kdp {
 
 DraDriver::DraDriver(std::string driver_name)
-    : driver_name_(std::move(driver_name)), link_(std::make_shared<internal::DraDriverLink>()) {}
+    : driver_name_(std::move(driver_name)),
+      link_(std::make_shared<internal::DraDriverLink>(driver_name_)) {}
 
 DraDriver::~DraDriver() = default;
 
@@ -16,12 +17,20 @@ absl::Status DraDriver::PublishDevices() {
   absl::StatusOr<std::vector<DraDevice>> devices = Devices();
   if (!devices.ok()) return devices.status();
   if (absl::Status valid = internal::ValidateDraDevices(*devices); !valid.ok()) return valid;
+  // Health first: a device added now reports Healthy before its slice can be allocated, and a
+  // removed one leaves the health report with its slice.
+  link_->health()->SetDevices(*devices);
   // Taken by value: a runner stopping meanwhile detaches, and Publish() on a stopped publisher
   // is ignored.
   if (std::shared_ptr<internal::ResourceSlicePublisher> publisher = link_->publisher()) {
     publisher->Publish(*std::move(devices));
   }
   return absl::OkStatus();
+}
+
+absl::Status DraDriver::SetDeviceHealth(std::string_view device, DeviceHealthStatus health,
+                                        std::string message) {
+  return link_->health()->Set(device, health, std::move(message));
 }
 
 }  // namespace kdp

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
+#include "sdk/src/dra_health_service.h"
 
 namespace kdp::internal {
 
@@ -13,6 +14,11 @@ grpc::Status DraRegistrationService::GetInfo(grpc::ServerContext*,
   response->set_endpoint(dra_endpoint_);
   response->add_supported_versions("v1.DRAPlugin");
   response->add_supported_versions("v1beta1.DRAPlugin");
+  if (advertise_health_) {
+    // Newest first, as the Go helper lists what it serves; the kubelet only checks presence.
+    response->add_supported_versions(kDraHealthServiceV1);
+    response->add_supported_versions(kDraHealthServiceV1alpha1);
+  }
   return grpc::Status::OK;
 }
 

@@ -1,10 +1,13 @@
 // The plugin-watcher registration service of a DRA driver (pluginregistration.Registration on
 // <kubelet_root>/plugins_registry/<driver>[-<suffix>]-reg.sock), as the Go helper's
 // registrationServer: GetInfo answers {type "DRAPlugin", name <driver>, endpoint <absolute DRA
-// socket path>, supported_versions ["v1.DRAPlugin", "v1beta1.DRAPlugin"]} (preferred first: a
-// 1.34+ kubelet picks the first it supports); NotifyRegistrationStatus records the status and, as
-// upstream, answers an error ("failed registration process: <error>") when plugin_registered is
-// false. Private to the SDK.
+// socket path>, supported_versions ["v1.DRAPlugin", "v1beta1.DRAPlugin", "v1.DRAResourceHealth",
+// "v1alpha1.DRAResourceHealth"]} (the health names only when the health streams are served). A
+// 1.34+ kubelet walks the list in order and picks the first DRAPlugin entry it supports, so the
+// preferred version comes first; it only checks the health names for presence (newest kubelets
+// open the health stream only for a driver that lists one). NotifyRegistrationStatus records
+// the status and, as upstream, answers an error ("failed registration process: <error>") when
+// plugin_registered is false. Private to the SDK.
 //
 // Thread-safety: thread-safe.
 #ifndef KDP_SDK_SRC_DRA_REGISTRATION_H_
@@ -25,10 +28,12 @@ class DraRegistrationService final : public pluginregistration::Registration::Se
   // `on_registered` (may be empty) runs after each plugin_registered=true, on the gRPC thread: a
   // kubelet that (re-)registers the driver has deleted the node's ResourceSlices when it started
   // (reference §2 item 32), so the runner publishes them again.
-  DraRegistrationService(std::string driver, std::string dra_endpoint,
+  // `advertise_health`: list the DRAResourceHealth services too.
+  DraRegistrationService(std::string driver, std::string dra_endpoint, bool advertise_health,
                          std::function<void()> on_registered = {})
       : driver_(std::move(driver)),
         dra_endpoint_(std::move(dra_endpoint)),
+        advertise_health_(advertise_health),
         on_registered_(std::move(on_registered)) {}
 
   grpc::Status GetInfo(grpc::ServerContext* context, const pluginregistration::InfoRequest* request,
@@ -45,6 +50,7 @@ class DraRegistrationService final : public pluginregistration::Registration::Se
  private:
   const std::string driver_;
   const std::string dra_endpoint_;
+  const bool advertise_health_;
   const std::function<void()> on_registered_;
   mutable absl::Mutex mu_;
   bool registered_ ABSL_GUARDED_BY(mu_) = false;

@@ -16,6 +16,7 @@
 #include "common/resource_name.h"
 #include "common/status_macros.h"
 #include "common/unix_socket.h"
+#include "sdk/src/dra_driver_link.h"
 #include "sdk/src/dra_resource_slice.h"
 
 namespace kdp::internal {
@@ -107,6 +108,12 @@ absl::StatusOr<DraRunnerOptions> ResolveDraRunnerOptions(DraRunnerOptions option
         "api_timeout and publish_initial_backoff must be positive, publish_max_backoff at least "
         "publish_initial_backoff, shutdown_grace not negative");
   }
+  if (options.serve_device_health && options.health_check_timeout < absl::Seconds(1)) {
+    // health_check_timeout_seconds is whole seconds, and 0 would mean the kubelet's default.
+    return absl::InvalidArgumentError(
+        absl::StrCat("health_check_timeout ", absl::FormatDuration(options.health_check_timeout),
+                     " must be at least 1s"));
+  }
   return options;
 }
 
@@ -132,7 +139,8 @@ DraRunnerImpl::DraRunnerImpl(DraRunnerOptions options, std::unique_ptr<DraDriver
       registration_socket_(absl::StrCat(registry_dir_, "/", options_.registration_socket_name)),
       checkpoint_path_(options_.checkpoint_path),
       registration_(std::make_unique<DraRegistrationService>(
-          driver_->driver_name(), dra_socket_, [driver = driver_.get()] {
+          driver_->driver_name(), dra_socket_, options_.serve_device_health,
+          [driver = driver_.get()] {
             // Republish: the (re)started kubelet wiped the node's slices. PublishDevices is a
             // no-op until the publisher runs; its errors are the publisher's to retry.
             if (absl::Status published = driver->PublishDevices(); !published.ok()) {
@@ -182,11 +190,10 @@ absl::Status DraRunnerImpl::StartLocked() {
       options_.instance_suffix.empty() ? "" : absl::StrCat(plugin_dir_, "/serialize.lock"));
   KDP_RETURN_IF_ERROR(node_server_->CheckCheckpoint());
 
-  std::vector<DraDevice> devices;
-  if (options_.publish_resource_slices) {
-    KDP_ASSIGN_OR_RETURN(devices, driver_->Devices());
-    KDP_RETURN_IF_ERROR(ValidateDraDevices(devices));
-  }
+  // Also without slice publication: the list is what the health streams report.
+  KDP_ASSIGN_OR_RETURN(std::vector<DraDevice> devices, driver_->Devices());
+  KDP_RETURN_IF_ERROR(ValidateDraDevices(devices));
+  driver_->link_->health()->SetDevices(devices);
 
   // The DRA service first: the kubelet dials the endpoint as soon as it sees the registration
   // socket.
@@ -197,6 +204,15 @@ absl::Status DraRunnerImpl::StartLocked() {
   builder.AddListeningPort(UnixTarget(dra_socket_), grpc::InsecureServerCredentials());
   builder.RegisterService(service_v1_.get());
   builder.RegisterService(service_v1beta1_.get());
+  if (options_.serve_device_health) {
+    health_streams_ = std::make_unique<DraHealthStreams>(
+        driver_->link_->health(),
+        MakeDraHealthOptions(driver, options_.node_name, options_.health_check_timeout));
+    health_v1_ = std::make_unique<DraHealthServiceV1>(health_streams_.get());
+    health_v1alpha1_ = std::make_unique<DraHealthServiceV1alpha1>(health_streams_.get());
+    builder.RegisterService(health_v1_.get());
+    builder.RegisterService(health_v1alpha1_.get());
+  }
   dra_server_ = builder.BuildAndStart();
   if (dra_server_ == nullptr) {
     return absl::InternalError(absl::StrCat("cannot listen on unix socket ", dra_socket_));
@@ -247,9 +263,14 @@ void DraRunnerImpl::Stop() {
   driver_->link_->Attach(nullptr);
   // Registration first, so the kubelet stops using the driver before its endpoint goes away.
   Shutdown(registration_server_, registration_socket_, registration_identity_);
+  // The kubelet never closes its health stream: end them, or the shutdown waits its deadline.
+  if (health_streams_ != nullptr) health_streams_->EndStreams();
   Shutdown(dra_server_, dra_socket_, dra_identity_);
   service_v1_.reset();
   service_v1beta1_.reset();
+  health_v1_.reset();
+  health_v1alpha1_.reset();
+  health_streams_.reset();  // Waits for the streams; the server's Wait() already did.
   node_server_.reset();
   if (publisher_ != nullptr) publisher_->Stop();
   publisher_.reset();

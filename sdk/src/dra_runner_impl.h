@@ -1,6 +1,7 @@
 // DraRunnerImpl: what kdp::DraRunner does (kdp/dra_driver.h), with the API client injected so
 // that tests use a fake KubeClient and the runner itself never depends on how the client is
-// built. Sockets: <root>/plugins/<driver>/dra[-<suffix>].sock served first, then
+// built. Sockets: <root>/plugins/<driver>/dra[-<suffix>].sock (the DRAPlugin services and the
+// DRAResourceHealth streams, dra_health_service.h) served first, then
 // <root>/plugins_registry/<driver>[-<suffix>]-reg.sock (so the kubelet never finds an endpoint it
 // cannot dial); stopped in the reverse order. Private to the SDK.
 //
@@ -19,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "kdp/dra_driver.h"
+#include "sdk/src/dra_health_service.h"
 #include "sdk/src/dra_node_server.h"
 #include "sdk/src/dra_registration.h"
 #include "sdk/src/dra_service.h"
@@ -82,6 +84,9 @@ class DraRunnerImpl {
   std::unique_ptr<DraNodeServer> node_server_;
   std::unique_ptr<DraServiceV1> service_v1_;
   std::unique_ptr<DraServiceV1beta1> service_v1beta1_;
+  std::unique_ptr<DraHealthStreams> health_streams_;  // Null when serve_device_health is off.
+  std::unique_ptr<DraHealthServiceV1> health_v1_;
+  std::unique_ptr<DraHealthServiceV1alpha1> health_v1alpha1_;
   std::unique_ptr<grpc::Server> dra_server_;
   FileIdentity dra_identity_;
   std::unique_ptr<grpc::Server> registration_server_;

@@ -6,8 +6,6 @@
 // retries failures with exponential backoff, logging each error; the newest device list always
 // wins over one still being retried.
 //
-// DraDriverLink connects a DraDriver's PublishDevices() to the publisher of the runner serving it.
-//
 // Thread-safety: thread-safe. Stop() is idempotent; Publish() after Stop() is ignored.
 #ifndef KDP_SDK_SRC_DRA_SLICE_PUBLISHER_H_
 #define KDP_SDK_SRC_DRA_SLICE_PUBLISHER_H_
@@ -82,23 +80,6 @@ class ResourceSlicePublisher {
   bool wake_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool started_ ABSL_GUARDED_BY(mu_) = false;
-};
-
-// The handle a DraDriver holds so that PublishDevices() reaches the runner serving it.
-class DraDriverLink {
- public:
-  void Attach(std::shared_ptr<ResourceSlicePublisher> publisher) ABSL_LOCKS_EXCLUDED(mu_) {
-    absl::MutexLock lock(&mu_);
-    publisher_ = std::move(publisher);
-  }
-  std::shared_ptr<ResourceSlicePublisher> publisher() const ABSL_LOCKS_EXCLUDED(mu_) {
-    absl::MutexLock lock(&mu_);
-    return publisher_;
-  }
-
- private:
-  mutable absl::Mutex mu_;
-  std::shared_ptr<ResourceSlicePublisher> publisher_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace kdp::internal

@@ -4,13 +4,15 @@
 // kubeletplugin helper does: it serves the kubelet's DRAPlugin service (v1 and v1beta1), registers
 // through the plugin watcher, GETs each ResourceClaim, passes only this driver's results and
 // configs, serializes the calls, keeps its own checkpoint of prepared claims (so Unprepare needs no
-// vendor state) and publishes one pool of ResourceSlices named after the node.
-// Not provided (vendor work, as with the Go helper): CDI specs, device-in-use checks, health.
+// vendor state), publishes one pool of ResourceSlices named after the node and streams the
+// devices' health to the kubelet (DRAResourceHealth, v1 and v1alpha1) as SetDeviceHealth() sets it.
+// Not provided (vendor work, as with the Go helper): CDI specs, device-in-use checks, detecting
+// the health of a device.
 //
 // Thread-safety: Prepare() and Unprepare() are never called concurrently with each other (the
-// runner serializes them); Devices() may run concurrently with them. PublishDevices() may be
-// called from any thread, including from inside an override. DraRunner is thread-safe; Stop()
-// may be called more than once, concurrently, or without Start().
+// runner serializes them); Devices() may run concurrently with them. PublishDevices() and
+// SetDeviceHealth() may be called from any thread, including from inside an override. DraRunner is
+// thread-safe; Stop() may be called more than once, concurrently, or without Start().
 #ifndef KDP_DRA_DRIVER_H_
 #define KDP_DRA_DRIVER_H_
 
@@ -18,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -102,6 +105,11 @@ struct DraDevice {
   friend bool operator==(const DraDevice&, const DraDevice&) = default;
 };
 
+// A device's health as the kubelet's DRA health stream carries it (KEP-4680): shown per device
+// in the pod status (allocatedResourcesStatus). The kubelet reads a device as Unknown when the
+// driver stops reporting it.
+enum class DeviceHealthStatus { kUnknown, kHealthy, kUnhealthy };
+
 namespace internal {
 class DraDriverLink;
 class DraRunnerImpl;
@@ -140,8 +148,19 @@ class DraDriver {
   // Calls Devices() again, validates the result and hands it to the running runner's publisher,
   // which reconciles the ResourceSlices in the background (retrying API errors with backoff).
   // Returns Devices()' error or INVALID_ARGUMENT for an invalid device; OK without a running
-  // runner (nothing to publish yet).
+  // runner (nothing to publish yet, but the list counts for SetDeviceHealth()).
   absl::Status PublishDevices();
+
+  // Sets the health of `device` and sends every health stream the complete list at once.
+  // Devices are Healthy (no message) from the moment a Devices() list the SDK read (at Start(),
+  // by PublishDevices()) first has them, keep what was set while they stay listed, and drop out
+  // of the report when a list no longer has them. `message` says why (the kubelet shows it with
+  // its ResourceHealthStatusMessage gate and cuts it at 1,024 bytes). Returns OK, also without a
+  // running runner and when nothing changed; NOT_FOUND for a device not in the last list (a
+  // driver that knows health before Start() calls PublishDevices() first); INVALID_ARGUMENT for
+  // a status outside the enum or a message that is not UTF-8.
+  [[nodiscard]] absl::Status SetDeviceHealth(std::string_view device, DeviceHealthStatus health,
+                                             std::string message = "");
 
  private:
   friend class internal::DraRunnerImpl;
@@ -176,6 +195,13 @@ struct DraRunnerOptions {
   absl::Duration publish_max_backoff = absl::Seconds(30);
   // How long Stop() lets open calls finish before cancelling them.
   absl::Duration shutdown_grace = absl::Seconds(2);
+  // Serve the DRAResourceHealth streams (v1 and v1alpha1) and advertise them at registration.
+  bool serve_device_health = true;
+  // Sent as each device's health_check_timeout_seconds (at least 1 s; rounded down to whole
+  // seconds): the kubelet reads a device as Unknown when no report came for that long. The SDK
+  // re-sends the full list every third of it (of 30 s at most: kubelets before 1.35 ignore the
+  // field and use 30 s), so devices never go stale while the driver runs.
+  absl::Duration health_check_timeout = absl::Seconds(30);
 };
 
 class DraRunner {
@@ -190,13 +216,14 @@ class DraRunner {
   DraRunner& operator=(const DraRunner&) = delete;
 
   // Reads the checkpoint (DATA_LOSS when corrupt), calls Devices() (its error; INVALID_ARGUMENT for
-  // an invalid device), serves the DRA socket, then the registration socket (INTERNAL or
-  // FAILED_PRECONDITION naming the path), and starts publishing. FAILED_PRECONDITION when called
-  // twice.
+  // an invalid device), serves the DRA and health services on the DRA socket, then the
+  // registration socket (INTERNAL or FAILED_PRECONDITION naming the path), and starts publishing.
+  // FAILED_PRECONDITION when called twice.
   [[nodiscard]] absl::Status Start();
 
-  // Stops serving registration, then the DRA service, removes both sockets and stops publishing
-  // (slices stay; the kubelet deletes them when the driver deregisters). Idempotent.
+  // Stops serving registration, ends the health streams (UNAVAILABLE), stops the DRA service,
+  // removes both sockets and stops publishing (slices stay; the kubelet deletes them when the
+  // driver deregisters). Idempotent.
   void Stop();
 
   // True after the kubelet reported plugin_registered=true, until it reports a failure.

@@ -252,7 +252,7 @@ class DraRunnerTest : public ::testing::Test {
   TestDriver* driver_ = nullptr;
 };
 
-TEST_F(DraRunnerTest, GetInfoAdvertisesV1ThenV1beta1AndTheAbsoluteEndpoint) {
+TEST_F(DraRunnerTest, GetInfoAdvertisesV1ThenV1beta1ThenHealthAndTheAbsoluteEndpoint) {
   auto runner = StartRunner();
   ASSERT_NE(runner, nullptr);
   EXPECT_TRUE(IsSocket(DraSocket()));
@@ -265,7 +265,10 @@ TEST_F(DraRunnerTest, GetInfoAdvertisesV1ThenV1beta1AndTheAbsoluteEndpoint) {
   EXPECT_EQ(info.type(), "DRAPlugin");
   EXPECT_EQ(info.name(), kDriver);
   EXPECT_EQ(info.endpoint(), DraSocket());
-  EXPECT_THAT(info.supported_versions(), ElementsAre("v1.DRAPlugin", "v1beta1.DRAPlugin"));
+  // The kubelet picks the first DRAPlugin entry it supports and only looks for the health names.
+  EXPECT_THAT(info.supported_versions(),
+              ElementsAre("v1.DRAPlugin", "v1beta1.DRAPlugin", "v1.DRAResourceHealth",
+                          "v1alpha1.DRAResourceHealth"));
   struct stat st {};
   ASSERT_EQ(::stat(dir_.Path("plugins/gpu.example.com").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0750u);

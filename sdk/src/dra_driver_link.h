@@ -1,0 +1,51 @@
+// DraDriverLink is what a kdp::DraDriver holds of the SDK: the device health table, which lives
+// as long as the driver (SetDeviceHealth() works before, during and after a runner), and the
+// ResourceSlice publisher of the runner serving the driver, attached at Start() and detached at
+// Stop() (PublishDevices() hands new device lists to it). Private to the SDK.
+//
+// Thread-safety: thread-safe.
+#ifndef KDP_SDK_SRC_DRA_DRIVER_LINK_H_
+#define KDP_SDK_SRC_DRA_DRIVER_LINK_H_
+
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "sdk/src/dra_device_health.h"
+#include "sdk/src/dra_slice_publisher.h"
+
+namespace kdp::internal {
+
+class DraDriverLink {
+ public:
+  explicit DraDriverLink(std::string driver)
+      : health_(std::make_shared<DeviceHealthTable>(std::move(driver))) {}
+
+  DraDriverLink(const DraDriverLink&) = delete;
+  DraDriverLink& operator=(const DraDriverLink&) = delete;
+
+  // The driver's device health; shared with the runner's health streams.
+  const std::shared_ptr<DeviceHealthTable>& health() const { return health_; }
+
+  void Attach(std::shared_ptr<ResourceSlicePublisher> publisher) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    publisher_ = std::move(publisher);
+  }
+  // The attached publisher, or nullptr; taken by value so that a runner stopping meanwhile only
+  // detaches it (Publish() on a stopped publisher is ignored).
+  std::shared_ptr<ResourceSlicePublisher> publisher() const ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    return publisher_;
+  }
+
+ private:
+  const std::shared_ptr<DeviceHealthTable> health_;
+  mutable absl::Mutex mu_;
+  std::shared_ptr<ResourceSlicePublisher> publisher_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace kdp::internal
+
+#endif  // KDP_SDK_SRC_DRA_DRIVER_LINK_H_
