@@ -365,18 +365,31 @@ int main(int argc, char** argv) {
       .wipe_resource_slices =
           [&resources, node_name](const std::string& driver) {
             int wiped = resources.DeleteSlices(node_name, driver);
-            KDP_LOG_INFO("Deleted the ResourceSlices of a DRA driver gone for good", "driver",
-                         driver, "slices", wiped);
+            KDP_LOG_INFO(
+                "Deleted the ResourceSlices of a DRA driver with no connected instance for 30s",
+                "driver", driver, "slices", wiped);
           },
   });
   kdp::manager::resourceclaim::StoreClaimGetter claim_getter(&resources);
   absl::StatusOr<std::unique_ptr<kdp::manager::dra::DraManager>> dra =
       kdp::manager::dra::DraManager::Create(
-          {.state_dir = kubelet_root, .claims = &claim_getter, .plugins = &dra_plugins});
+          {.state_dir = kubelet_root,
+           .claims = &claim_getter,
+           .plugins = &dra_plugins,
+           .on_pod_health_changed = [](std::vector<std::string> pod_uids) {
+             // The kubelet's pod status sync: kdpctl reads the status when asked, so telling
+             // is all there is to do.
+             KDP_LOG_INFO("Health of allocated DRA devices changed", "pods",
+                          absl::StrJoin(pod_uids, ","));
+           }});
   if (!dra.ok()) {
     KDP_LOG_ERROR("DRA manager cannot start", "err", dra.status().ToString());
     return 1;
   }
+  // The drivers' health streams feed the DRA manager; they stop before it goes, whichever way
+  // main returns.
+  dra_plugins.SetHealthStreamHandler((*dra)->health_stream_handler());
+  absl::Cleanup stop_health_streams = [&dra_plugins] { dra_plugins.Stop(); };
   kdp::manager::resourceclaim::PodClaimController claim_controller(&resources, dra->get());
   kdp::manager::PodManager pods(&devices, store->get(), &*topology, &claim_controller);
   devices.SetActivePodsSource(&pods);

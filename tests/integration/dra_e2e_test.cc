@@ -162,6 +162,73 @@ TEST_F(DraE2E, TemplateClaimIsPreparedAndCleanedUpWithItsPod) {
   EXPECT_THAT(inspected.json["claims"], IsEmpty()) << inspected.out;
 }
 
+// KEP-4680 for DRA: the driver's health stream reaches the pod status (allocatedResourcesStatus,
+// "claim:<podClaimName>", each device by its CDI ID) and kdpctl status.
+TEST_F(DraE2E, AnUnhealthyDeviceShowsInThePodStatusAndTheNodeStatus) {
+  const std::string health_file = root_.Path("unhealthy-gpus");
+  ASSERT_NO_FATAL_FAILURE(StartDraManager());
+  ASSERT_NO_FATAL_FAILURE(StartDriver({"--health-file", health_file}));
+  ASSERT_TRUE(WaitForDriver()) << DriverLogs();
+  KdpctlResult applied = Apply(ExampleManifests());
+  ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err << DriverLogs();
+  const nlohmann::json pod = PodOf(applied.json);
+  ASSERT_EQ(pod["claims"].size(), 1u) << applied.out;
+  const nlohmann::json devices = pod["claims"][0]["devices"];
+  ASSERT_EQ(devices.size(), 2u);
+  const std::string sick = devices[1]["device"];
+  const std::string sick_cdi = devices[1]["cdi_device_ids"][0];
+
+  // What the pod status says about each of the claim's devices, by resourceID.
+  auto health = [&] {
+    std::map<std::string, std::string> out;
+    nlohmann::json listed = ListedPods()["dra-trainer"];
+    for (const auto& container : listed["containers"]) {
+      if (container["name"] != "trainer") continue;
+      for (const auto& status : container["allocatedResourcesStatus"]) {
+        if (status["name"] != "claim:gpus") continue;
+        for (const auto& r : status["resources"]) out[r["resourceID"]] = r["health"];
+      }
+    }
+    return out;
+  };
+  // The driver streams every device Healthy from its registration on.
+  ASSERT_TRUE(WaitUntil([&] {
+    std::map<std::string, std::string> now = health();
+    return now.size() == 2 && now[sick_cdi] == "Healthy";
+  })) << DriverLogs();
+
+  std::ofstream(health_file) << sick << "\n";
+  ASSERT_TRUE(WaitUntil([&] { return health()[sick_cdi] == "Unhealthy"; })) << DriverLogs();
+  EXPECT_EQ(health()[std::string(devices[0]["cdi_device_ids"][0])], "Healthy");
+
+  nlohmann::json status = Status();
+  bool reported = false;
+  for (const auto& device : status["dra_device_health"]) {
+    if (device["device"] == sick) {
+      EXPECT_EQ(device["driver"], kGpuDriver);
+      EXPECT_EQ(device["health"], "Unhealthy");
+      EXPECT_EQ(device["message"], absl::StrCat("listed in ", health_file));
+      EXPECT_GT(device["last_updated"].get<int64_t>(), 0);
+      reported = true;
+    }
+  }
+  EXPECT_TRUE(reported) << status.dump();
+  bool in_claims = false;
+  for (const auto& claim : status["prepared_claims"]) {
+    for (const auto& device : claim["devices"]) {
+      if (device["device"] == sick) {
+        EXPECT_EQ(device["health"], "Unhealthy");
+        in_claims = true;
+      }
+    }
+  }
+  EXPECT_TRUE(in_claims) << status.dump();
+
+  // Healthy again once the file no longer lists it.
+  std::ofstream(health_file) << "";
+  EXPECT_TRUE(WaitUntil([&] { return health()[sick_cdi] == "Healthy"; })) << DriverLogs();
+}
+
 TEST_F(DraE2E, ASharedClaimIsPreparedOnceAndUnpreparedWithItsLastPod) {
   ASSERT_NO_FATAL_FAILURE(StartAll());
   KdpctlResult objects =

@@ -238,11 +238,15 @@ class DraE2ETest : public E2ETest {
     StartManager(flags);
   }
 
-  // kdp-dra-driver on the same root and node, its CDI specs in CdiRoot().
-  void StartDriver() {
-    auto process = Subprocess::Start({KDP_DRA_DRIVER_BIN, "--kubelet-root", Root(), "--cdi-root",
-                                      CdiRoot(), "--node-name", kDraNode, "--kubeconfig",
-                                      Root() + "/kdp/kubeconfig", "--topology-xml", Fixture()});
+  // kdp-dra-driver on the same root and node, its CDI specs in CdiRoot(), plus `extra` flags.
+  void StartDriver(std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {
+        KDP_DRA_DRIVER_BIN, "--kubelet-root", Root(),
+        "--cdi-root",       CdiRoot(),        "--node-name",
+        kDraNode,           "--kubeconfig",   Root() + "/kdp/kubeconfig",
+        "--topology-xml",   Fixture()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    auto process = Subprocess::Start(argv);
     ASSERT_TRUE(process.ok()) << process.status();
     driver_ = std::move(*process);
   }

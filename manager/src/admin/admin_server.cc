@@ -167,6 +167,24 @@ void AdminServer::AddAllocatedResourcesStatus(const AdmittedPod& pod,
       }
     }
   }
+  // DRA (the DRA manager's UpdateAllocatedResourcesStatus): one entry per claim (or claim and
+  // request) a container uses, each device as its driver's health stream last reported it.
+  if (dra_.dra == nullptr || pod.pod.resource_claims.empty()) return;
+  const dra::AllocatedResourcesStatus statuses = dra_.dra->UpdateAllocatedResourcesStatus(pod.pod);
+  for (kdp::admin::v1::ContainerStatus& container : *out->mutable_containers()) {
+    const auto found = statuses.find(container.name());
+    if (found == statuses.end()) continue;
+    for (const dra::ResourceStatus& status : found->second) {
+      auto* entry = container.add_allocated_resources_status();
+      entry->set_name(status.name);
+      for (const dra::ResourceHealth& resource : status.resources) {
+        auto* health = entry->add_resources();
+        health->set_resource_id(resource.resource_id);
+        health->set_health(resource.health);
+        health->set_message(resource.message);
+      }
+    }
+  }
 }
 
 void AdminServer::AddDraStatus(kdp::admin::v1::NodeStatus* status) const {
@@ -223,7 +241,22 @@ void AdminServer::AddDraStatus(kdp::admin::v1::NodeStatus* status) const {
           d->set_device(device.device_name);
           for (const std::string& request : device.request_names) d->add_requests(request);
           for (const std::string& id : device.cdi_device_ids) d->add_cdi_device_ids(id);
+          const dra::DeviceHealth health =
+              dra_.dra->GetDeviceHealth(driver, device.pool_name, device.device_name);
+          d->set_health(dra::DeviceHealthStatusName(health.health));
+          d->set_health_message(health.message);
         }
+      }
+    }
+    for (const dra::DeviceHealthSummary& device : dra_.dra->HealthSummary()) {
+      auto* h = status->add_dra_device_health();
+      h->set_driver(device.driver);
+      h->set_pool(device.pool);
+      h->set_device(device.device);
+      h->set_health(device.health);
+      h->set_message(device.message);
+      if (device.last_updated > absl::UnixEpoch()) {
+        h->set_last_updated(absl::ToUnixSeconds(device.last_updated));
       }
     }
   }

@@ -162,10 +162,20 @@ absl::StatusOr<std::unique_ptr<DraManager>> DraManager::Create(DraManagerOptions
   if (options.claims == nullptr || options.plugins == nullptr) {
     return absl::InvalidArgumentError("DRA manager: a ClaimGetter and DraPlugins are required");
   }
+  if (options.health_state_name.empty()) {
+    return absl::InvalidArgumentError("DRA manager: empty health state file name");
+  }
   absl::StatusOr<std::unique_ptr<ClaimInfoCache>> cache =
       ClaimInfoCache::Create(options.state_dir, options.checkpoint_name);
   if (!cache.ok()) return cache.status();
-  return std::unique_ptr<DraManager>(new DraManager(std::move(options), *std::move(cache)));
+  // newHealthInfoCache: a broken health file is logged and ignored, never fatal.
+  auto health = std::make_unique<DeviceHealthTracker>(DeviceHealthTrackerOptions{
+      .claims = cache->get(),
+      .health = {.state_file = options.state_dir + "/" + options.health_state_name,
+                 .clock = options.clock},
+      .on_pods_changed = options.on_pod_health_changed});
+  return std::unique_ptr<DraManager>(
+      new DraManager(std::move(options), *std::move(cache), std::move(health)));
 }
 
 // ---- PrepareResources ---------------------------------------------------------------------------

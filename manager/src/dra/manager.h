@@ -14,6 +14,11 @@
 // "unprepare dynamic resources: …", "fetch ResourceClaim <name>: …", "DRA driver <d> is not
 // registered", "NodePrepareResources skipped <n> ResourceClaims", ...
 //
+// Device health (KEP-4680, §2 items 36–39) lives in a DeviceHealthTracker the manager owns: the
+// drivers' health streams feed it through health_stream_handler() (hand it to
+// DraPluginManager::SetHealthStreamHandler), it persists `<state_dir>/dra_health_state`, and the
+// pod side reads UpdateAllocatedResourcesStatus for containerStatuses[].allocatedResourcesStatus.
+//
 // Thread-safety: thread-safe. Calls for different pods may run concurrently; the cache lock is
 // never held across an RPC, a claim fetch or a checkpoint write. Like the kubelet, it does not
 // serialize a prepare and an unprepare of the same claim against each other (the pod lifecycle
@@ -22,6 +27,7 @@
 #define KDP_MANAGER_SRC_DRA_MANAGER_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -34,6 +40,8 @@
 #include "absl/status/statusor.h"
 #include "manager/src/dra/checkpoint.h"
 #include "manager/src/dra/claim_info.h"
+#include "manager/src/dra/device_health_tracker.h"
+#include "manager/src/dra/health_info.h"
 #include "manager/src/dra/plugin/plugin.h"
 #include "manager/src/pod/pod.h"
 #include "manager/src/resourceapi/types.h"
@@ -59,6 +67,14 @@ struct DraManagerOptions {
   ClaimGetter* claims = nullptr;
   // Borrowed; must outlive the manager. Required.
   DraPlugins* plugins = nullptr;
+  // The device health file is `<state_dir>/<health_state_name>`; default "dra_health_state".
+  std::string health_state_name = kHealthStateFileName;
+  // Called with the UIDs (sorted) of the pods whose claims use a device whose health changed
+  // (the kubelet's update channel to the pod status sync), on a health stream's thread, no lock
+  // held; must not block for long. Empty: nobody is told.
+  std::function<void(std::vector<std::string> pod_uids)> on_pod_health_changed = {};
+  // The health cache's clock; empty: absl::Now. For tests.
+  std::function<absl::Time()> clock = {};
 };
 
 class DraManager {
@@ -125,6 +141,25 @@ class DraManager {
 
   const std::string& checkpoint_path() const { return cache_->checkpoint_path(); }
 
+  // The handler for the drivers' health streams (DraPluginManager::SetHealthStreamHandler).
+  // Valid as long as the manager.
+  HealthStreamHandler* health_stream_handler() { return health_.get(); }
+  // containerStatuses[].allocatedResourcesStatus of `pod`, by app container name (see
+  // DeviceHealthTracker::UpdateAllocatedResourcesStatus). Never an error: what is not prepared
+  // or not generated yet is left out.
+  AllocatedResourcesStatus UpdateAllocatedResourcesStatus(const Pod& pod) const {
+    return health_->UpdateAllocatedResourcesStatus(pod);
+  }
+  // One device's health as a pod sees it (getHealthInfo): Unknown, without message, when never
+  // reported, its driver's stream ended, or older than its timeout.
+  DeviceHealth GetDeviceHealth(const std::string& driver, const std::string& pool,
+                               const std::string& device) const {
+    return health_->cache().GetHealthInfo(driver, pool, device);
+  }
+  // Every device whose health a driver reported, by driver, pool and device, for status output.
+  std::vector<DeviceHealthSummary> HealthSummary() const { return health_->Summary(); }
+  const std::string& health_state_path() const { return health_->cache().state_file(); }
+
  private:
   // A claim to unprepare for one pod.
   struct ClaimRef {
@@ -135,8 +170,9 @@ class DraManager {
     }
   };
 
-  DraManager(DraManagerOptions options, std::unique_ptr<ClaimInfoCache> cache)
-      : options_(std::move(options)), cache_(std::move(cache)) {}
+  DraManager(DraManagerOptions options, std::unique_ptr<ClaimInfoCache> cache,
+             std::unique_ptr<DeviceHealthTracker> health)
+      : options_(std::move(options)), cache_(std::move(cache)), health_(std::move(health)) {}
 
   absl::Status Prepare(const Pod& pod);
   absl::Status Unprepare(const std::string& pod_uid, const std::vector<ClaimRef>& claims);
@@ -144,6 +180,7 @@ class DraManager {
 
   const DraManagerOptions options_;
   const std::unique_ptr<ClaimInfoCache> cache_;
+  const std::unique_ptr<DeviceHealthTracker> health_;
 };
 
 }  // namespace kdp::manager::dra

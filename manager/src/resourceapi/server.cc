@@ -39,6 +39,7 @@ namespace {
 using Json = nlohmann::json;
 
 constexpr char kJson[] = "application/json";
+constexpr char kWatchContentType[] = "application/json;stream=watch";
 
 // What a path names: a discovery document, an object route, or nothing (404).
 struct Resolved {
@@ -266,6 +267,9 @@ ResourceApiServer::ResourceApiServer(ObjectStore* store, ResourceApiServerOption
   });
   // Clients keep connections (client-go does): answers must not wait for delayed ACKs.
   http_->set_tcp_nodelay(true);
+  // An idle kept connection holds a worker until this passes, and Stop() waits for the workers:
+  // httplib's default (5 s) would make every shutdown with a connected driver take 5 s.
+  http_->set_keep_alive_timeout(1);
   auto handler = [this](const httplib::Request& request, httplib::Response& response) {
     Handle(request, response);
   };
@@ -400,7 +404,10 @@ void ResourceApiServer::ServeWatch(const Route& route, ListWatchOptions options,
   {
     absl::MutexLock lock(&mu_);
     if (stopping_) {
-      return ReplyError(response, absl::UnavailableError("the server is shutting down"));
+      // What an API server's shutdown filter answers: client-go waits and retries.
+      return ReplyError(
+          response,
+          TooManyRequestsError("The apiserver is shutting down, please try again later.", 1));
     }
     if (active_watches_ >= MaxWatches()) {
       // Each watch holds a worker thread; the rest must stay free for short requests (a
@@ -421,8 +428,11 @@ void ResourceApiServer::ServeWatch(const Route& route, ListWatchOptions options,
     return ReplyError(response, started);
   }
   response.status = 200;
+  // Not plain application/json: httplib gzips that for clients that accept it (Go's HTTP client
+  // always does) and holds compressed chunks back, so a watch would deliver nothing. client-go
+  // reads the media type without its parameters.
   response.set_chunked_content_provider(
-      kJson,
+      kWatchContentType,
       [this, stream](size_t /*offset*/, httplib::DataSink& sink) {
         // Called again and again by the worker until done(); each call waits a little, so a
         // stopping server is noticed within that time.

@@ -40,6 +40,8 @@ class DraPluginClient final : public DraPlugin {
   const std::string& endpoint() const { return endpoint_; }
   const std::string& service() const { return service_; }
   absl::Time registered_at() const { return registered_at_; }
+  // The instance's channel; its health stream (health_stream.h) uses the same connection.
+  const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
 
   // The channel is READY. Asks an idle channel to reconnect (the kubelet calls Connect() when a
   // connection ends, so that a restarted plugin is noticed).

@@ -888,5 +888,63 @@ TEST_F(DraManagerTest, ReconcileOrphansReportsAFailureAndRetriesNextTime) {
   EXPECT_FALSE(manager_->PodMightNeedToUnprepareResources(kPodUid));
 }
 
+// ---- Device health (allocatedResourcesStatus)
+// ----------------------------------------------------------------------------------------
+
+TEST_F(DraManagerTest, HealthOfPreparedDevicesShowsInThePodsStatus) {
+  std::vector<std::vector<std::string>> notified;  // written on this thread only
+  testing::TempDir dir;
+  absl::StatusOr<std::unique_ptr<DraManager>> manager = DraManager::Create(
+      {.state_dir = dir.path(),
+       .claims = &claims_,
+       .plugins = &plugins_,
+       .on_pod_health_changed = [&](std::vector<std::string> uids) { notified.push_back(uids); }});
+  ASSERT_TRUE(manager.ok()) << manager.status();
+  EXPECT_EQ((*manager)->health_state_path(), dir.Path("dra_health_state"));
+  claims_.Put(Claim(kClaimName, kClaimUid, {kDriver}));
+  ASSERT_TRUE((*manager)->PrepareResources(TestPod()).ok());
+
+  // The fake driver prepared worker-1/dev-test-claim with CDI ID test-driver/test=test-claim.
+  HealthStreamHandler* handler = (*manager)->health_stream_handler();
+  ASSERT_NE(handler, nullptr);
+  handler->HandleHealthUpdate(kDriver, {{.pool_name = "worker-1",
+                                         .device_name = "dev-test-claim",
+                                         .health = WireHealthStatus::kUnhealthy,
+                                         .last_updated_time = 0,
+                                         .health_check_timeout_seconds = 0,
+                                         .message = "ECC"}});
+  EXPECT_THAT(notified, ElementsAre(ElementsAre(kPodUid)));
+  AllocatedResourcesStatus status = (*manager)->UpdateAllocatedResourcesStatus(TestPod());
+  EXPECT_EQ(
+      status,
+      (AllocatedResourcesStatus{{"test-container",
+                                 {{.name = "claim:test-pod-claim",
+                                   .resources = {{.resource_id = "test-driver/test=test-claim",
+                                                  .health = "Unhealthy",
+                                                  .message = "ECC"}}}}}}));
+  ASSERT_EQ((*manager)->HealthSummary().size(), 1u);
+  EXPECT_EQ((*manager)->HealthSummary()[0].health, "Unhealthy");
+  EXPECT_EQ((*manager)->GetDeviceHealth(kDriver, "worker-1", "dev-test-claim").message, "ECC");
+  EXPECT_EQ((*manager)->GetDeviceHealth(kDriver, "worker-1", "other").health,
+            DeviceHealthStatus::kUnknown);
+
+  // Unprepared: nothing left to report for the pod.
+  ASSERT_TRUE((*manager)->UnprepareResources(TestPod()).ok());
+  EXPECT_THAT((*manager)->UpdateAllocatedResourcesStatus(TestPod()), IsEmpty());
+}
+
+TEST(NewDraManager, EmptyHealthStateNameIsRefused) {
+  testing::TempDir dir;
+  FakeClaims claims;
+  FakePlugins plugins;
+  EXPECT_EQ(DraManager::Create({.state_dir = dir.path(),
+                                .claims = &claims,
+                                .plugins = &plugins,
+                                .health_state_name = ""})
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace kdp::manager::dra

@@ -1,7 +1,8 @@
 // DraPluginManager and DraPluginClient against fake DRA drivers on real unix sockets: the
 // kubelet 1.34 plugin-package scenarios (registration/negotiation table, several instances per
 // driver, v1beta1 through the conversion wrapper, call deadline) and the ResourceSlice wipe
-// delay (wipe after the last instance left, cancelled by a new registration).
+// delay (after the last instance left or while no instance is connected; cancelled when an
+// instance connects again; once per outage).
 #include "manager/src/dra/plugin/dra_plugin_manager.h"
 
 #include <grpcpp/grpcpp.h>
@@ -420,47 +421,130 @@ class Wipes {
   std::vector<absl::Time> at_ ABSL_GUARDED_BY(mu_);
 };
 
-TEST_F(DraPluginManagerTest, LastDeregistrationWipesAfterTheDelay) {
-  Wipes wipes;
-  DraPluginManager manager(
-      {.wiping_delay = absl::Milliseconds(200),
-       .wipe_resource_slices = [&](const std::string& d) { wipes.Record(d); }});
-  ASSERT_TRUE(manager.RegisterPlugin(kDriver, Sock("a.sock"), {"v1.DRAPlugin"}).ok());
-  ASSERT_TRUE(manager.RegisterPlugin(kDriver, Sock("b.sock"), {"v1.DRAPlugin"}).ok());
-  manager.DeRegisterPlugin(kDriver, Sock("a.sock"));  // one instance left: no wipe
-  const absl::Time last = absl::Now();
-  manager.DeRegisterPlugin(kDriver, Sock("b.sock"));
-  ASSERT_TRUE(WaitUntil([&] { return !wipes.drivers().empty(); }, absl::Seconds(10)));
-  EXPECT_THAT(wipes.drivers(), ElementsAre(kDriver));
-  EXPECT_GE(wipes.at()[0] - last, absl::Milliseconds(200));
+DraPluginManagerOptions WipeOptions(Wipes* wipes, absl::Duration delay) {
+  return {.wiping_delay = delay,
+          .wipe_resource_slices = [wipes](const std::string& d) { wipes->Record(d); },
+          .connection_check_interval = absl::Milliseconds(10)};
 }
 
-TEST_F(DraPluginManagerTest, ReregistrationCancelsThePendingWipe) {
+// The manager's last connection check saw every instance of `driver` connected, and no wipe is
+// pending.
+bool SettledConnected(const DraPluginManager& manager, const std::string& driver) {
+  if (manager.PendingWipes().contains(driver)) return false;
+  for (const DraPluginInstance& instance : manager.Instances()) {
+    if (instance.driver == driver && !instance.last_check_connected) return false;
+  }
+  return true;
+}
+
+TEST_F(DraPluginManagerTest, LastDeregistrationWipesAfterTheDelay) {
   Wipes wipes;
-  DraPluginManager manager(
-      {.wiping_delay = absl::Milliseconds(150),
-       .wipe_resource_slices = [&](const std::string& d) { wipes.Record(d); }});
+  FakeDriver<V1> a;
+  FakeDriver<V1> b;
+  ASSERT_TRUE(a.Serve(Sock("a.sock")));
+  ASSERT_TRUE(b.Serve(Sock("b.sock")));
+  DraPluginManager manager(WipeOptions(&wipes, absl::Seconds(1)));
   ASSERT_TRUE(manager.RegisterPlugin(kDriver, Sock("a.sock"), {"v1.DRAPlugin"}).ok());
+  ASSERT_TRUE(manager.RegisterPlugin(kDriver, Sock("b.sock"), {"v1.DRAPlugin"}).ok());
+  ASSERT_TRUE(WaitUntil([&] { return SettledConnected(manager, kDriver); }));
+  manager.DeRegisterPlugin(kDriver, Sock("a.sock"));  // a connected instance is left: no wipe
+  EXPECT_FALSE(manager.PendingWipes().contains(kDriver));
+  const absl::Time last = absl::Now();
+  manager.DeRegisterPlugin(kDriver, Sock("b.sock"));
+  ASSERT_TRUE(manager.PendingWipes().contains(kDriver));
+  EXPECT_GE(manager.PendingWipes().at(kDriver), last + absl::Seconds(1));
+  ASSERT_TRUE(WaitUntil([&] { return !wipes.drivers().empty(); }));
+  EXPECT_THAT(wipes.drivers(), ElementsAre(kDriver));
+  EXPECT_GE(wipes.at()[0] - last, absl::Seconds(1));
+  EXPECT_THAT(manager.PendingWipes(), IsEmpty());
+}
+
+TEST_F(DraPluginManagerTest, ConnectedReregistrationCancelsThePendingWipe) {
+  Wipes wipes;
+  FakeDriver<V1> a;
+  FakeDriver<V1> a2;
+  ASSERT_TRUE(a.Serve(Sock("a.sock")));
+  ASSERT_TRUE(a2.Serve(Sock("a2.sock")));
+  DraPluginManager manager(WipeOptions(&wipes, absl::Seconds(2)));
+  ASSERT_TRUE(manager.RegisterPlugin(kDriver, Sock("a.sock"), {"v1.DRAPlugin"}).ok());
+  ASSERT_TRUE(WaitUntil([&] { return SettledConnected(manager, kDriver); }));
   manager.DeRegisterPlugin(kDriver, Sock("a.sock"));
+  ASSERT_TRUE(manager.PendingWipes().contains(kDriver));
   ASSERT_TRUE(manager.RegisterPlugin(kDriver, Sock("a2.sock"), {"v1.DRAPlugin"}).ok());
-  // Another driver leaving is wiped on its own schedule: once it is, the first driver's
-  // (earlier) deadline has passed too, so its wipe would have happened by now.
+  // Noticed within a few connection checks, well before the deadline.
+  ASSERT_TRUE(WaitUntil([&] { return SettledConnected(manager, kDriver); }, absl::Seconds(1)));
+  // Another driver, never connected, is wiped on its own (later) schedule: once it is, the first
+  // driver's deadline has passed too, so its wipe would have happened by now.
   ASSERT_TRUE(manager.RegisterPlugin("other.example.com", Sock("o.sock"), {"v1.DRAPlugin"}).ok());
   manager.DeRegisterPlugin("other.example.com", Sock("o.sock"));
-  ASSERT_TRUE(WaitUntil([&] { return !wipes.drivers().empty(); }, absl::Seconds(10)));
+  ASSERT_TRUE(WaitUntil([&] { return !wipes.drivers().empty(); }));
+  EXPECT_THAT(wipes.drivers(), ElementsAre("other.example.com"));
+}
+
+TEST_F(DraPluginManagerTest, RegisteredButNeverConnectedDriverIsWipedOnce) {
+  Wipes wipes;
+  DraPluginManager manager(WipeOptions(&wipes, absl::Milliseconds(200)));
+  // Nothing listens there: registration alone does not make the driver usable (1.34's sync).
+  const absl::Time registered = absl::Now();
+  ASSERT_TRUE(manager.RegisterPlugin(kDriver, Sock("nobody.sock"), {"v1.DRAPlugin"}).ok());
+  ASSERT_TRUE(WaitUntil([&] { return !wipes.drivers().empty(); }));
+  EXPECT_THAT(wipes.drivers(), ElementsAre(kDriver));
+  EXPECT_GE(wipes.at()[0] - registered, absl::Milliseconds(200));
+  EXPECT_EQ(manager.Instances().size(), 1u);  // still registered
+  // Still disconnected, but wiped already: a later driver's wipe comes, the first one's does not
+  // come again.
+  ASSERT_TRUE(manager.RegisterPlugin("other.example.com", Sock("o.sock"), {"v1.DRAPlugin"}).ok());
+  ASSERT_TRUE(WaitUntil([&] { return wipes.drivers().size() == 2; }));
+  EXPECT_THAT(wipes.drivers(), ElementsAre(kDriver, "other.example.com"));
+}
+
+TEST_F(DraPluginManagerTest, DriverThatGoesAwayWhileRegisteredIsWiped) {
+  Wipes wipes;
+  auto driver = std::make_unique<FakeDriver<V1>>();
+  ASSERT_TRUE(driver->Serve(Sock("dra.sock")));
+  DraPluginManager manager(WipeOptions(&wipes, absl::Seconds(1)));
+  ASSERT_TRUE(manager.RegisterPlugin(kDriver, Sock("dra.sock"), {"v1.DRAPlugin"}).ok());
+  ASSERT_TRUE(WaitUntil([&] { return SettledConnected(manager, kDriver); }));
+  const absl::Time lost = absl::Now();
+  driver.reset();  // the server shuts down; its registration stays
+  ASSERT_TRUE(WaitUntil([&] { return !wipes.drivers().empty(); }));
+  EXPECT_THAT(wipes.drivers(), ElementsAre(kDriver));
+  EXPECT_GE(wipes.at()[0] - lost, absl::Seconds(1));
+  ASSERT_EQ(manager.Instances().size(), 1u);
+  EXPECT_FALSE(manager.Instances()[0].connected);
+  EXPECT_FALSE(manager.Instances()[0].last_check_connected);
+}
+
+TEST_F(DraPluginManagerTest, ReconnectingInTimeCancelsTheWipe) {
+  Wipes wipes;
+  auto driver = std::make_unique<FakeDriver<V1>>();
+  ASSERT_TRUE(driver->Serve(Sock("dra.sock")));
+  // Long enough for gRPC's reconnect backoff (about 1 s after the first failed attempt).
+  DraPluginManager manager(WipeOptions(&wipes, absl::Seconds(3)));
+  ASSERT_TRUE(manager.RegisterPlugin(kDriver, Sock("dra.sock"), {"v1.DRAPlugin"}).ok());
+  ASSERT_TRUE(WaitUntil([&] { return SettledConnected(manager, kDriver); }));
+  driver.reset();
+  ASSERT_TRUE(WaitUntil([&] { return manager.PendingWipes().contains(kDriver); }));
+  // The driver restarts on the same socket (a container restart).
+  driver = std::make_unique<FakeDriver<V1>>();
+  ASSERT_TRUE(driver->Serve(Sock("dra.sock")));
+  ASSERT_TRUE(WaitUntil([&] { return SettledConnected(manager, kDriver); }));
+  // A sentinel driver scheduled after the first one's deadline was set.
+  ASSERT_TRUE(manager.RegisterPlugin("other.example.com", Sock("o.sock"), {"v1.DRAPlugin"}).ok());
+  ASSERT_TRUE(WaitUntil([&] { return !wipes.drivers().empty(); }));
   EXPECT_THAT(wipes.drivers(), ElementsAre("other.example.com"));
 }
 
 TEST_F(DraPluginManagerTest, StopCancelsPendingWipes) {
   Wipes wipes;
-  DraPluginManager manager(
-      {.wiping_delay = absl::Milliseconds(50),
-       .wipe_resource_slices = [&](const std::string& d) { wipes.Record(d); }});
+  DraPluginManager manager(WipeOptions(&wipes, absl::Seconds(10)));
   ASSERT_TRUE(manager.RegisterPlugin(kDriver, Sock("a.sock"), {"v1.DRAPlugin"}).ok());
   manager.DeRegisterPlugin(kDriver, Sock("a.sock"));
+  ASSERT_TRUE(manager.PendingWipes().contains(kDriver));
   manager.Stop();
   manager.Stop();
-  absl::SleepFor(absl::Milliseconds(150));  // past the delay: a wipe would have run by now
+  // The timer thread has ended: nothing pending can run any more.
+  EXPECT_THAT(manager.PendingWipes(), IsEmpty());
   EXPECT_THAT(wipes.drivers(), IsEmpty());
 }
 
