@@ -42,6 +42,7 @@
 #include "absl/synchronization/mutex.h"
 #include "pluginregistration/v1/api.grpc.pb.h"
 #include "tests/integration/e2e_fixture.h"
+#include "tests/testing/local_servers.h"
 
 namespace kdp::testing {
 
@@ -202,19 +203,6 @@ class FakeRegistration final : public pluginregistration::Registration::Service 
   std::vector<pluginregistration::RegistrationStatus> statuses_ ABSL_GUARDED_BY(mu_);
 };
 
-// Serves `services` (borrowed; they must outlive the server) together on a unix socket at `path`;
-// null when gRPC cannot listen there. Shut it down with a deadline: a handler still blocked would
-// hold a plain Shutdown() forever.
-inline std::unique_ptr<grpc::Server> ServeUnix(const std::string& path,
-                                               const std::vector<grpc::Service*>& services) {
-  std::error_code ignored;
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ignored);
-  std::filesystem::remove(path, ignored);
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort("unix:" + path, grpc::InsecureServerCredentials());
-  for (grpc::Service* service : services) builder.RegisterService(service);
-  return builder.BuildAndStart();
-}
 
 inline void ShutdownServer(std::unique_ptr<grpc::Server>& server) {
   if (server == nullptr) return;
@@ -270,14 +258,7 @@ class DraE2ETest : public E2ETest {
 
   // The kubeconfig's server and token (both change when the manager restarts).
   std::pair<std::string, std::string> ApiCredentials() const {
-    std::ifstream in(Root() + "/kdp/kubeconfig");
-    std::string line, server, token;
-    while (std::getline(in, line)) {
-      absl::string_view text = absl::StripAsciiWhitespace(line);
-      if (absl::ConsumePrefix(&text, "server: ")) server = std::string(text);
-      if (absl::ConsumePrefix(&text, "token: ")) token = std::string(text);
-    }
-    return {server, token};
+    return ReadKubeconfigServer(Root() + "/kdp/kubeconfig");
   }
 
   HttpResponse Api(const std::string& method, const std::string& path,

@@ -52,6 +52,7 @@
 #include "tests/integration/go_style_driver_http.h"
 #include "tests/integration/go_style_driver_informer.h"
 #include "tests/integration/go_style_driver_slice.h"
+#include "tests/testing/local_servers.h"
 
 namespace kdp::testing {
 
@@ -150,10 +151,10 @@ class GoStyleDriver final : private GoDriverHandler {
     std::vector<grpc::Service*> dra = {&v1beta1_service_};
     if (options_.flavour == GoApiFlavour::kV1) dra.insert(dra.begin(), &v1_service_);
     if (options_.serve_health) dra.push_back(&health_service_);
-    dra_server_ = Serve(dra_socket(), dra);
+    dra_server_ = ServeUnix(dra_socket(), dra);
     if (dra_server_ == nullptr) return absl::UnavailableError("cannot serve " + dra_socket());
     registration_ = std::make_unique<GoRegistrationService>(Info());
-    registration_server_ = Serve(registration_socket(), {registration_.get()});
+    registration_server_ = ServeUnix(registration_socket(), {registration_.get()});
     if (registration_server_ == nullptr) {
       return absl::UnavailableError("cannot serve " + registration_socket());
     }
@@ -304,16 +305,6 @@ class GoStyleDriver final : private GoDriverHandler {
     return info;
   }
 
-  static std::unique_ptr<grpc::Server> Serve(const std::string& path,
-                                             const std::vector<grpc::Service*>& services) {
-    std::error_code ignored;
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ignored);
-    std::filesystem::remove(path, ignored);
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort("unix:" + path, grpc::InsecureServerCredentials());
-    for (grpc::Service* service : services) builder.RegisterService(service);
-    return builder.BuildAndStart();
-  }
 
   void Log(std::string line) ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);

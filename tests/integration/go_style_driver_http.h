@@ -44,6 +44,7 @@
 #include "absl/time/time.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
+#include "tests/testing/local_servers.h"
 
 namespace kdp::testing {
 
@@ -64,18 +65,6 @@ struct ApiCall {
   absl::Time at = absl::InfinitePast();
 };
 
-// The server and token of a kubeconfig as the manager writes it (`server: http://...`,
-// `token: ...`); empty strings when the file has none.
-inline std::pair<std::string, std::string> ReadKubeconfigServer(const std::string& path) {
-  std::ifstream in(path);
-  std::string line, server, token;
-  while (std::getline(in, line)) {
-    absl::string_view text = absl::StripAsciiWhitespace(line);
-    if (absl::ConsumePrefix(&text, "server: ")) server = std::string(text);
-    if (absl::ConsumePrefix(&text, "token: ")) token = std::string(text);
-  }
-  return {server, token};
-}
 
 // What a request got back: `status` 0 and `error` set when no answer came (connection refused,
 // cancelled), otherwise the HTTP status and the body (JSON parsed into `json` when it is JSON).
