@@ -343,7 +343,6 @@ std::string ResourceApiServer::url() const {
 
 void ResourceApiServer::ServeList(const Route& route, const ListWatchOptions& options,
                                   httplib::Response& response) {
-  const KindInfo& info = InfoOf(route.kind);
   if (options.resource_version_number) {
     const int64_t wanted = *options.resource_version_number;
     if (options.resource_version_match == kResourceVersionMatchExact) {
@@ -395,7 +394,6 @@ void ResourceApiServer::ServeList(const Route& route, const ListWatchOptions& op
         ListObject(route, list, begin, end,
                    EncodeContinueToken(list.resource_version, ListKey(list.items[end - 1]))));
   }
-  (void)info;
   return Reply(response, 200, ListObject(route, list, begin, end));
 }
 
