@@ -203,7 +203,6 @@ class FakeRegistration final : public pluginregistration::Registration::Service 
   std::vector<pluginregistration::RegistrationStatus> statuses_ ABSL_GUARDED_BY(mu_);
 };
 
-
 inline void ShutdownServer(std::unique_ptr<grpc::Server>& server) {
   if (server == nullptr) return;
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));

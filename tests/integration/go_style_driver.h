@@ -305,7 +305,6 @@ class GoStyleDriver final : private GoDriverHandler {
     return info;
   }
 
-
   void Log(std::string line) ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
     logs_.push_back(std::move(line));

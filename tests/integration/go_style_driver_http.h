@@ -65,7 +65,6 @@ struct ApiCall {
   absl::Time at = absl::InfinitePast();
 };
 
-
 // What a request got back: `status` 0 and `error` set when no answer came (connection refused,
 // cancelled), otherwise the HTTP status and the body (JSON parsed into `json` when it is JSON).
 struct ApiResponse {
