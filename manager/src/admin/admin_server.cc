@@ -132,22 +132,23 @@ grpc::Status AdminServer::GetStatus(grpc::ServerContext*, const kdp::admin::v1::
   return grpc::Status::OK;
 }
 
-void AdminServer::RenderPod(const AdmittedPod& pod, kdp::admin::v1::Pod* out) const {
+void AdminServer::RenderPod(const AdmittedPod& pod, const std::vector<ResourceDevices>& resources,
+                            kdp::admin::v1::Pod* out) const {
   if (dra_.claims == nullptr || pod.pod.resource_claims.empty()) {
     ToAdminPod(pod, out);
   } else {
     ToAdminPod(pod, out, dra_.claims->Describe(pod.pod));
   }
-  AddAllocatedResourcesStatus(pod, out);
+  AddAllocatedResourcesStatus(pod, resources, out);
 }
 
 void AdminServer::AddAllocatedResourcesStatus(const AdmittedPod& pod,
+                                              const std::vector<ResourceDevices>& resources,
                                               kdp::admin::v1::Pod* out) const {
   // Device plugins (the device manager's UpdateAllocatedResourcesStatus): one entry per
   // resource, each device Healthy or Unhealthy as its plugin last reported it, Unknown when the
   // plugin no longer lists it.
   std::map<std::string, const ResourceDevices*> by_name;
-  const std::vector<ResourceDevices> resources = devices_->Resources();
   for (const ResourceDevices& resource : resources) by_name[resource.name] = &resource;
   for (size_t i = 0; i < pod.containers.size() && i < static_cast<size_t>(out->containers_size());
        ++i) {
@@ -273,13 +274,15 @@ grpc::Status AdminServer::ApplyPod(grpc::ServerContext*,
   response->set_admitted(result->admitted);
   response->set_reason(result->reason);
   response->set_message(result->message);
-  RenderPod(result->pod, response->mutable_pod());
+  RenderPod(result->pod, devices_->Resources(), response->mutable_pod());
   return grpc::Status::OK;
 }
 
 grpc::Status AdminServer::ListPods(grpc::ServerContext*, const kdp::admin::v1::ListPodsRequest*,
                                    kdp::admin::v1::ListPodsResponse* response) {
-  for (const AdmittedPod& pod : pods_->List()) RenderPod(pod, response->add_pods());
+  // One snapshot of the device registry for every pod's health.
+  const std::vector<ResourceDevices> resources = devices_->Resources();
+  for (const AdmittedPod& pod : pods_->List()) RenderPod(pod, resources, response->add_pods());
   return grpc::Status::OK;
 }
 
@@ -380,7 +383,7 @@ grpc::Status AdminServer::Apply(grpc::ServerContext*, const kdp::admin::v1::Appl
       pod->set_admitted(result->admitted);
       pod->set_reason(result->reason);
       pod->set_message(result->message);
-      RenderPod(result->pod, pod->mutable_pod());
+      RenderPod(result->pod, devices_->Resources(), pod->mutable_pod());
       continue;
     }
     const resourceapi::Kind kind = *item.resource;

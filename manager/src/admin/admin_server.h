@@ -59,10 +59,14 @@ class AdminServer final : public kdp::admin::v1::Admin::Service {
                      kdp::admin::v1::ApplyResponse* response) override;
 
  private:
-  void RenderPod(const AdmittedPod& pod, kdp::admin::v1::Pod* out) const;
+  // `resources`: a snapshot of the device registry (DeviceManager::Resources), for health.
+  void RenderPod(const AdmittedPod& pod, const std::vector<ResourceDevices>& resources,
+                 kdp::admin::v1::Pod* out) const;
   void AddDraStatus(kdp::admin::v1::NodeStatus* status) const;
   // The kubelet's containerStatuses[].allocatedResourcesStatus for every container of `out`.
-  void AddAllocatedResourcesStatus(const AdmittedPod& pod, kdp::admin::v1::Pod* out) const;
+  void AddAllocatedResourcesStatus(const AdmittedPod& pod,
+                                   const std::vector<ResourceDevices>& resources,
+                                   kdp::admin::v1::Pod* out) const;
 
   PodManager* const pods_;
   DeviceManager* const devices_;
