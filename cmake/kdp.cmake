@@ -11,17 +11,21 @@ function(kdp_warnings target)
   endif()
 endfunction()
 
-# kdp_test(<source> LIBS <libs...>): one GoogleTest binary per test file, registered with ctest.
+# kdp_test(<source> LIBS <libs...> [LABELS <labels...>] [TIMEOUT <seconds>]): one GoogleTest
+# binary per test file, registered with ctest (each test's timeout: TIMEOUT, default 120 s).
 # The test name is the file's path under tests/ with '/' replaced by '.', e.g. unit.sdk.topology_test.
 function(kdp_test source)
-  cmake_parse_arguments(ARG "" "" "LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "" "TIMEOUT" "LIBS;LABELS" ${ARGN})
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 120)
+  endif()
   file(RELATIVE_PATH rel "${PROJECT_SOURCE_DIR}/tests" "${CMAKE_CURRENT_SOURCE_DIR}/${source}")
   string(REGEX REPLACE "\\.cc$" "" rel "${rel}")
   string(REPLACE "/" "." name "${rel}")
   add_executable(${name} ${source})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gmock_main)
   kdp_warnings(${name})
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 120)
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT ${ARG_TIMEOUT})
   # gtest_discover_tests splits a list-valued property (LABELS "unit;concurrency" would arrive
   # as LABELS unit, concurrency), so ctest sets the labels from this script, which it runs
   # after the one that adds the discovered tests (and sets ${name}_TESTS to their names).
@@ -46,6 +50,15 @@ endfunction()
 # stack still has every function, file and line, and the two sanitizer builds compile about a fifth
 # faster); frame pointers are kept so the reports' stacks are complete.
 function(kdp_sanitizers)
+  if(KDP_FUZZ)
+    if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+      message(FATAL_ERROR "KDP_FUZZ needs clang (libFuzzer): configure with -DCMAKE_CXX_COMPILER=clang++")
+    endif()
+    # Coverage for libFuzzer in every library the fuzzers link; only tests/fuzz links the
+    # fuzzer's own main (-fsanitize=fuzzer). Without that main the hooks are the sanitizer
+    # runtime's no-ops, so the other programs and tests run as usual.
+    add_compile_options(-fsanitize=fuzzer-no-link)
+  endif()
   if(KDP_SANITIZE STREQUAL "")
     return()
   endif()
