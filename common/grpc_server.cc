@@ -1,6 +1,7 @@
 #include "common/grpc_server.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/path_safety.h"
 #include "common/unix_socket.h"
 
 namespace kdp {
@@ -14,6 +15,11 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> ServeOnUnixSocket(const std::strin
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr) {
     return absl::InternalError(absl::StrCat("cannot listen on unix socket ", socket_path));
+  }
+  // gRPC bound the socket with the umask's mode: only the owner may connect.
+  if (absl::Status restricted = RestrictSocketToOwner(socket_path); !restricted.ok()) {
+    server->Shutdown();
+    return restricted;
   }
   return server;
 }

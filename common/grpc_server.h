@@ -12,7 +12,8 @@
 
 namespace kdp {
 
-// Serves `service` on `socket_path`. FAILED_PRECONDITION when a non-socket file is in the way,
+// Serves `service` on `socket_path`, the socket file mode 0600 (kSocketMode, set right after gRPC
+// binds it, whatever the umask). FAILED_PRECONDITION when a non-socket file is in the way,
 // INTERNAL (naming the path) when gRPC cannot listen there. `service` must outlive the server.
 absl::StatusOr<std::unique_ptr<grpc::Server>> ServeOnUnixSocket(const std::string& socket_path,
                                                                 grpc::Service* service);

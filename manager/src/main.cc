@@ -164,7 +164,13 @@ int main(int argc, char** argv) {
   app.add_option("--kubelet-root", kubelet_root,
                  "Root directory; device-plugins/, pod-resources/, plugins_registry/ and the admin "
                  "socket kdp/manager.sock live under it")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check([](const std::string& text) -> std::string {
+        // "" would put device-plugins/ and kdp/ at the file system's root.
+        return text.empty() || text.find('\0') != std::string::npos
+                   ? "must be a directory path, not empty"
+                   : "";
+      });
   app.add_option("--log-level", log_level, "debug, info, warning or error")
       ->check(CLI::IsMember({"debug", "info", "warning", "error"}))
       ->capture_default_str();
@@ -248,6 +254,18 @@ int main(int argc, char** argv) {
         return "";
       });
   CLI11_PARSE(app, argc, argv);
+  if (kubelet_root[0] != '/') {
+    // Absolute, as the kubelet requires its socket directory to be: plugins are handed absolute
+    // socket paths (plugins_registry endpoints) and must find them whatever their working
+    // directory.
+    char cwd[4096];
+    if (::getcwd(cwd, sizeof(cwd)) == nullptr) {
+      KDP_LOG_ERROR("--kubelet-root is relative and the working directory is unknown", "root",
+                    kubelet_root);
+      return 1;
+    }
+    kubelet_root = absl::StrCat(cwd, "/", kubelet_root);
+  }
   if (node_name.empty()) {
     char host[256] = {};
     if (::gethostname(host, sizeof(host) - 1) == 0) node_name = host;

@@ -22,6 +22,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "common/durable_file.h"
+#include "common/path_safety.h"
 
 namespace kdp::cdi {
 namespace {
@@ -328,13 +329,15 @@ std::string CheckEdits(const ContainerEdits& edits, const std::string& prefix) {
 
 // ---- Files ------------------------------------------------------------------------------------
 
-absl::Status CheckSpecName(const std::string& spec_name) {
-  if (spec_name.empty() || spec_name == "." || spec_name == ".." ||
-      spec_name.find_first_of(std::string_view("/\0", 2)) != std::string::npos ||
-      spec_name.size() > kMaxSpecNameLength) {
+// The name becomes <cdi_root>/<spec_name>.json: one file name (common/path_safety.h's rule), short
+// enough that the file and WriteFileDurably's temporary sibling fit NAME_MAX.
+absl::Status CheckSpecName(const std::string& cdi_root, const std::string& spec_name) {
+  absl::Status valid = ValidateFileName("CDI spec name", spec_name, cdi_root);
+  if (!valid.ok()) return valid;
+  if (spec_name.size() > kMaxSpecNameLength) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "CDI spec name \"", spec_name, "\" must be a plain file name (not empty, ",
-        "not \".\" or \"..\", no '/' or NUL, at most ", kMaxSpecNameLength, " bytes)"));
+        "invalid CDI spec name \"", spec_name, "\": must be at most ", kMaxSpecNameLength,
+        " bytes (with \".json\" and a temporary file's prefix and suffix it must fit NAME_MAX)"));
   }
   return absl::OkStatus();
 }
@@ -473,7 +476,7 @@ std::string TransientSpecName(std::string_view vendor, std::string_view class_na
 
 absl::Status WriteSpec(const std::string& cdi_root, const std::string& spec_name,
                        const Spec& spec) {
-  absl::Status status = CheckSpecName(spec_name);
+  absl::Status status = CheckSpecName(cdi_root, spec_name);
   if (!status.ok()) return status;
   status = Validate(spec);
   if (!status.ok()) return status;
@@ -485,7 +488,7 @@ absl::Status WriteSpec(const std::string& cdi_root, const std::string& spec_name
 }
 
 absl::Status RemoveSpec(const std::string& cdi_root, const std::string& spec_name) {
-  absl::Status status = CheckSpecName(spec_name);
+  absl::Status status = CheckSpecName(cdi_root, spec_name);
   if (!status.ok()) return status;
   const std::string path = SpecPath(cdi_root, spec_name);
   if (::unlink(path.c_str()) != 0) {

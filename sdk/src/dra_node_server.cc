@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/durable_file.h"
 #include "common/logging.h"
+#include "common/path_safety.h"
 #include "common/resource_name.h"
 #include "common/status_macros.h"
 #include "sdk/src/dra_claim_json.h"
@@ -43,10 +44,16 @@ class FileLock {
 };
 
 absl::Status ValidateRef(const ClaimRef& ref) {
-  if (ref.uid.empty() || !IsDns1123Label(ref.namespace_) || !IsDns1123Subdomain(ref.name)) {
+  if (!IsDns1123Label(ref.namespace_) || !IsDns1123Subdomain(ref.name)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("claim \"", ref.namespace_, "/", ref.name, "\" uid \"", ref.uid,
-                     "\": namespace must be a DNS label, name a DNS subdomain, uid non-empty"));
+        absl::StrCat("claim ", GoQuote(absl::StrCat(ref.namespace_, "/", ref.name)), " uid ",
+                     GoQuote(ref.uid), ": namespace must be a DNS label, name a DNS subdomain"));
+  }
+  // Drivers name files after claim UIDs (a CDI spec per claim): the kubelet, or whoever speaks
+  // for it, must not be able to make that name climb out of its directory.
+  if (absl::Status valid = ValidateUid("claim UID", ref.uid); !valid.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("claim ", ref.namespace_, "/", ref.name, ": ", valid.message()));
   }
   return absl::OkStatus();
 }

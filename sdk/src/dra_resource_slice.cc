@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/path_safety.h"
 #include "common/resource_name.h"
 
 namespace kdp::internal {
@@ -109,14 +110,9 @@ absl::Status ValidateDevice(const DraDevice& device) {
 
 }  // namespace
 
-absl::Status ValidateDriverName(const std::string& name) {
-  if (name.size() > kMaxDriverNameLength || !IsDns1123Subdomain(name)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("driver name \"", name, "\" must be a DNS subdomain of at most ",
-                     kMaxDriverNameLength, " characters (e.g. \"gpu.example.com\")"));
-  }
-  return absl::OkStatus();
-}
+// One rule for driver names, shared with the manager (common/path_safety.h): the name becomes
+// the directory plugins/<driver>/ and part of the registration socket's name.
+absl::Status ValidateDriverName(const std::string& name) { return ValidateDraDriverName(name); }
 
 absl::Status ValidateDraDevices(const std::vector<DraDevice>& devices) {
   std::set<std::string> names;

@@ -13,6 +13,7 @@
 #include "common/durable_file.h"
 #include "common/grpc_server.h"
 #include "common/logging.h"
+#include "common/path_safety.h"
 #include "common/resource_name.h"
 #include "common/status_macros.h"
 #include "common/unix_socket.h"
@@ -82,7 +83,9 @@ absl::StatusOr<DraRunnerOptions> ResolveDraRunnerOptions(DraRunnerOptions option
                                            : absl::StrCat(driver_name, "-", suffix, "-reg.sock");
   }
   const std::string& reg = options.registration_socket_name;
-  if (absl::StrContains(reg, "/") || reg[0] == '.') {
+  KDP_RETURN_IF_ERROR(ValidateFileName("registration socket name", reg,
+                                       absl::StrCat(options.kubelet_root, "/plugins_registry")));
+  if (reg[0] == '.') {
     // The plugin watcher ignores names starting with '.'.
     return absl::InvalidArgumentError(absl::StrCat("registration socket name \"", reg,
                                                    "\" must be a file name not starting with '.'"));
@@ -217,6 +220,9 @@ absl::Status DraRunnerImpl::StartLocked() {
   if (dra_server_ == nullptr) {
     return absl::InternalError(absl::StrCat("cannot listen on unix socket ", dra_socket_));
   }
+  // gRPC bound it with the umask's mode (ServeOnUnixSocket does the same for the registration
+  // socket); before the identity, which includes the ctime.
+  KDP_RETURN_IF_ERROR(RestrictSocketToOwner(dra_socket_));
   dra_identity_ = IdentityOf(dra_socket_);
 
   KDP_ASSIGN_OR_RETURN(registration_server_,

@@ -26,11 +26,8 @@ inline std::string FailedToGetOptions(absl::string_view err) {
 inline std::string AlreadyConnected(absl::string_view socket) {
   return absl::StrCat("device plugin already connected: ", socket);
 }
-// kdp's own rule (the kubelet joins the endpoint to its directory without checking it).
-inline std::string InvalidEndpoint(absl::string_view endpoint, absl::string_view dir) {
-  return absl::StrCat("invalid endpoint \"", endpoint, "\": must be the file name of a socket in ",
-                      dir, " (no '/', not empty, not '.' or '..')");
-}
+// An invalid endpoint is kdp's own rule (the kubelet joins the endpoint to its directory without
+// checking it): common/path_safety.h ValidateFileName words it.
 
 // devicesToAllocate (reference §2.E item 29).
 inline std::string ChangedRequest(absl::string_view pod_uid, absl::string_view container,

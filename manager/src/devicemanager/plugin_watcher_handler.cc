@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/logging.h"
+#include "common/path_safety.h"
 #include "common/resource_name.h"
 #include "common/unix_socket.h"
 
@@ -36,11 +37,9 @@ absl::Status DevicePluginWatcherHandler::ValidatePlugin(const std::string& name,
     return absl::InvalidArgumentError(
         absl::StrCat("invalid name of device plugin socket: ", valid.message()));
   }
-  if (endpoint.empty() || endpoint[0] != '/' || endpoint.size() > kMaxUnixSocketPath ||
-      endpoint.find('\0') != std::string::npos) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "invalid endpoint ", GoQuote(endpoint), " of device plugin ", name,
-        ": must be an absolute unix socket path of at most ", kMaxUnixSocketPath, " bytes"));
+  // The plugin manager substitutes the registration socket's (absolute) path for an empty one.
+  if (absl::Status valid = ValidateSocketPath("endpoint", endpoint); !valid.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("device plugin ", name, ": ", valid.message()));
   }
   return absl::OkStatus();
 }

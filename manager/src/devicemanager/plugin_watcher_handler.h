@@ -34,8 +34,9 @@ class DevicePluginWatcherHandler final : public pluginmanager::PluginHandler {
   // INVALID_ARGUMENT with the kubelet's texts: "manager version, v1beta1, is not among plugin
   // supported versions [<versions>]" when "v1beta1" is not listed; "invalid name of device
   // plugin socket: the ResourceName \"<name>\" is invalid" when `name` is not an extended
-  // resource name. kdp also requires `endpoint` to be an absolute socket path that fits a unix
-  // socket address (the kubelet would dial a relative one from its working directory).
+  // resource name. kdp also requires `endpoint` to be an absolute socket path without ".."
+  // components that fits a unix socket address (common/path_safety.h ValidateSocketPath; the
+  // kubelet would dial a relative one from its working directory).
   absl::Status ValidatePlugin(const std::string& name, const std::string& endpoint,
                               const std::vector<std::string>& versions) override;
   // RegistrationHandler::RegisterPlugin(name, endpoint): dials the plugin and starts its stream.

@@ -6,6 +6,7 @@
 #include "common/grpc_server.h"
 #include "common/grpc_status.h"
 #include "common/logging.h"
+#include "common/path_safety.h"
 #include "common/resource_name.h"
 #include "common/status_macros.h"
 #include "common/unix_socket.h"
@@ -21,14 +22,12 @@ absl::Status ValidateRegisterRequest(const v1beta1::RegisterRequest& request,
   KDP_RETURN_IF_ERROR(ValidateExtendedResourceName(request.resource_name()));
   const std::string& endpoint = request.endpoint();
   // Any file name is fine ("=" and ":" included, no ".sock" suffix required), but it must name
-  // a file directly inside the directory.
-  if (endpoint.empty() || endpoint == "." || endpoint == ".." ||
-      endpoint.find('/') != std::string::npos || endpoint.find('\0') != std::string::npos) {
-    return absl::InvalidArgumentError(errors::InvalidEndpoint(endpoint, plugins_dir));
-  }
+  // a file directly inside the directory: the kubelet joins it to DevicePluginPath (api.proto
+  // "PATH = path.Join(DevicePluginPath, endpoint)"), and "../x" must not leave it.
+  KDP_RETURN_IF_ERROR(ValidateFileName("endpoint", endpoint, plugins_dir));
   std::string path = absl::StrCat(plugins_dir, "/", endpoint);
   if (path.size() > kMaxUnixSocketPath) {
-    return absl::InvalidArgumentError(absl::StrCat(errors::InvalidEndpoint(endpoint, plugins_dir),
+    return absl::InvalidArgumentError(absl::StrCat("invalid endpoint ", GoQuote(endpoint),
                                                    ": the socket path ", path, " is longer than ",
                                                    kMaxUnixSocketPath, " bytes"));
   }

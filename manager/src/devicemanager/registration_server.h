@@ -29,7 +29,10 @@ class RegistrationHandler {
 };
 
 // Validates a RegisterRequest: version, resource name, endpoint. INVALID_ARGUMENT with the
-// kubelet's text. On success returns OK and sets `*socket_path` to dir/endpoint.
+// kubelet's text; for the endpoint, kdp's own rule (the kubelet joins it unchecked): one file
+// name in `plugins_dir` (common/path_safety.h ValidateFileName), so "../x.sock", "/abs.sock",
+// "a/b", "", "." and ".." are refused. On success returns OK and sets `*socket_path` to
+// dir/endpoint.
 absl::Status ValidateRegisterRequest(const v1beta1::RegisterRequest& request,
                                      const std::string& plugins_dir, std::string* socket_path);
 

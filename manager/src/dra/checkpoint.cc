@@ -4,9 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <filesystem>
 #include <limits>
-#include <system_error>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -14,6 +12,8 @@
 #include "absl/strings/string_view.h"
 #include "common/durable_file.h"
 #include "common/go_json.h"
+#include "common/path_safety.h"
+#include "common/unix_socket.h"
 #include "nlohmann/json.hpp"
 
 namespace kdp::manager::dra {
@@ -300,13 +300,11 @@ absl::StatusOr<std::vector<state::ClaimInfoState>> DecodeCheckpoint(std::string_
 absl::StatusOr<std::unique_ptr<Checkpointer>> Checkpointer::Create(const std::string& state_dir,
                                                                    const std::string& name) {
   if (state_dir.empty()) return Invalid("DRA checkpoint: empty state directory");
-  if (name.empty()) return Invalid("DRA checkpoint: empty checkpoint name");
-  if (name.find('/') != std::string::npos) {
-    return Invalid(absl::StrCat("DRA checkpoint: name \"", name, "\" is not a plain file name"));
+  if (absl::Status valid = ValidateFileName("DRA checkpoint name", name, state_dir); !valid.ok()) {
+    return valid;
   }
-  std::error_code error;
-  std::filesystem::create_directories(state_dir, error);
-  if (error) return ErrnoStatus(error.value(), absl::StrCat("create directory ", state_dir));
+  // 0750 whatever the umask: the kubelet root's directories are not for other users.
+  if (absl::Status made = MakeDirectories(state_dir, 0750); !made.ok()) return made;
   std::string path = state_dir.back() == '/' ? state_dir + name : state_dir + "/" + name;
   return std::unique_ptr<Checkpointer>(new Checkpointer(std::move(path), name));
 }

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/logging.h"
+#include "common/path_safety.h"
 #include "common/resource_name.h"
 
 namespace kdp::manager::dra {
@@ -31,6 +32,21 @@ absl::Status InvalidVersions(const std::string& driver, const std::string& endpo
   return absl::InvalidArgumentError(
       absl::StrCat("invalid supported gRPC versions of DRA driver plugin ", driver, " at endpoint ",
                    endpoint, ": ", error.message()));
+}
+
+// kdp's rules beyond the kubelet's version check: the driver name is what the API server takes
+// as ResourceSlice.spec.driver (a DNS subdomain: no '/', no ".."), and the endpoint an absolute
+// socket path without ".." components, so no peer can have names that climb out of a directory.
+absl::Status ValidateNames(const std::string& driver, const std::string& endpoint) {
+  if (absl::Status valid = ValidateDraDriverName(driver); !valid.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("DRA driver plugin at endpoint ", GoQuote(endpoint), ": ", valid.message()));
+  }
+  if (absl::Status valid = ValidateSocketPath("endpoint", endpoint); !valid.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("DRA driver plugin ", driver, ": ", valid.message()));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -108,7 +124,7 @@ absl::Status DraPluginManager::ValidatePlugin(const std::string& driver,
                                               const std::vector<std::string>& versions) {
   absl::StatusOr<std::string> chosen = ChooseDraService(versions);
   if (!chosen.ok()) return InvalidVersions(driver, endpoint, chosen.status());
-  return absl::OkStatus();
+  return ValidateNames(driver, endpoint);
 }
 
 absl::Status DraPluginManager::RegisterPlugin(const std::string& driver,
@@ -116,6 +132,7 @@ absl::Status DraPluginManager::RegisterPlugin(const std::string& driver,
                                               const std::vector<std::string>& versions) {
   absl::StatusOr<std::string> chosen = ChooseDraService(versions);
   if (!chosen.ok()) return InvalidVersions(driver, endpoint, chosen.status());
+  if (absl::Status valid = ValidateNames(driver, endpoint); !valid.ok()) return valid;
   const std::string health_service = ChooseHealthService(versions);
   auto client = std::make_shared<DraPluginClient>(driver, endpoint, *chosen, options_.call_timeout);
   size_t count = 0;

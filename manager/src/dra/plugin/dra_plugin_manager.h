@@ -107,7 +107,10 @@ class DraPluginManager final : public DraPlugins, public pluginmanager::PluginHa
       ABSL_LOCKS_EXCLUDED(mu_);
 
   // PluginHandler. Validate: ChooseDraService's error wrapped as "invalid supported gRPC versions
-  // of DRA driver plugin <driver> at endpoint <endpoint>: <err>". Register: the same, then
+  // of DRA driver plugin <driver> at endpoint <endpoint>: <err>"; then kdp's own rules
+  // (common/path_safety.h): INVALID_ARGUMENT when `driver` is not a DNS subdomain of at most 63
+  // characters (ResourceSlice.spec.driver's rule) or `endpoint` not an absolute socket path
+  // without ".." components, the kubelet checking neither. Register: the same, then
   // ALREADY_EXISTS "endpoint <endpoint> already registered for DRA driver plugin <driver>" when
   // that endpoint is registered already; otherwise the instance is added (newest) and a pending
   // health stream is started when the instance advertises a health service. DeRegister: drops
