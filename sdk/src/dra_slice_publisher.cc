@@ -66,6 +66,17 @@ bool UpToDate(const std::vector<json>& pool, const std::vector<json>& desired,
   return true;
 }
 
+// True when `name` can be put into a request path as one ResourceSlice's name: the API server's
+// names are DNS subdomains (at most 253 of a-z, 0-9, '-' and '.'). Anything else (no name, "",
+// "..", a '/' or '?') would make PUT or DELETE address another path, an empty one the whole
+// collection (DELETE .../resourceslices/ is a deletecollection of every slice in the cluster).
+bool IsSliceName(const std::string& name) {
+  if (name.empty() || name.size() > 253 || name == "." || name == "..") return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
+  });
+}
+
 absl::Status DeleteSlice(KubeClient& client, const json& slice) {
   const std::string name = StringOf(Field(Field(slice, "metadata"), "name"));
   absl::StatusOr<json> deleted = client.Delete(absl::StrCat(kSlicesPath, "/", name));
@@ -99,6 +110,15 @@ absl::Status ReconcileResourceSlices(KubeClient& client, const SliceTarget& targ
       if (StringOf(Field(spec, "driver")) != target.driver ||
           StringOf(Field(spec, "nodeName")) != target.node_name) {
         continue;
+      }
+      // A slice this reconciler may update or delete must have a name that addresses it (and
+      // so an object as metadata); a server that sends one without is not one to write to.
+      if (const std::string name = StringOf(Field(Field(slice, "metadata"), "name"));
+          !IsSliceName(name)) {
+        return absl::UnknownError(
+            absl::StrCat("listing ResourceSlices: a slice of driver ", target.driver, " on node ",
+                         target.node_name, " has no valid metadata.name (\"", name.substr(0, 64),
+                         "\"): expected a DNS subdomain"));
       }
       if (StringOf(Field(Field(spec, "pool"), "name")) == target.node_name) {
         pool.push_back(slice);

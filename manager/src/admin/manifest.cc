@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "common/status_macros.h"
+#include "manager/src/pod/yaml_documents.h"
 
 namespace kdp::manager {
 namespace {
@@ -21,6 +22,7 @@ namespace {
 using Json = nlohmann::json;
 
 absl::Status Error(const std::string& path, std::string_view reason) {
+  if (path.empty()) return absl::InvalidArgumentError(std::string(reason));
   return absl::InvalidArgumentError(absl::StrCat(path, ": ", std::string(reason)));
 }
 
@@ -102,9 +104,81 @@ std::optional<double> AsFloat(const std::string& s) {
   return value;
 }
 
-absl::StatusOr<Json> Convert(const YAML::Node& node, const std::string& path, int depth) {
+// yaml.v2's guard against alias bombs ("billion laughs": ten aliases of ten aliases of ... turn a
+// few hundred bytes into 10^9 values), which sigs.k8s.io/yaml, and so kubectl and the API
+// server, apply: once more than 1000 values were converted and more than 100 of them came
+// through an alias, the share that came through aliases may be at most 99% up to 400,000 values,
+// falling linearly to 10% at 4,000,000 (yaml.v2 decode.go, allowedAliasRatio). yaml-cpp loads an
+// alias as the anchored node itself, so a value comes through an alias when it is a collection
+// converted before (same position in the text) or lies inside one.
+class AliasBudget {
+ public:
+  // False when the value at `node` is one too many; counts it otherwise.
+  bool Count() {
+    ++decoded_;
+    if (alias_depth_ > 0) ++aliased_;
+    return !(aliased_ > 100 && decoded_ > 1000 &&
+             static_cast<double>(aliased_) / static_cast<double>(decoded_) >
+                 AllowedRatio(decoded_));
+  }
+  // Call for each collection before converting its items; true when it was reached through an
+  // alias, and then EndAlias() must follow its conversion.
+  bool BeginCollection(const YAML::Node& node) {
+    const int pos = node.Mark().pos;
+    if (alias_depth_ == 0 && (pos < 0 || seen_.insert(pos).second)) return false;
+    ++alias_depth_;
+    return true;
+  }
+  void EndAlias() { --alias_depth_; }
+
+ private:
+  static double AllowedRatio(int64_t decoded) {
+    constexpr double kLow = 400000, kHigh = 4000000;
+    if (decoded <= kLow) return 0.99;
+    if (decoded >= kHigh) return 0.10;
+    return 0.99 - 0.89 * ((static_cast<double>(decoded) - kLow) / (kHigh - kLow));
+  }
+
+  std::set<int> seen_;  // text positions of the collections converted outside aliases
+  int64_t decoded_ = 0;
+  int64_t aliased_ = 0;
+  int alias_depth_ = 0;  // > 0 while converting a collection reached through an alias
+};
+
+absl::StatusOr<Json> Convert(const YAML::Node& node, const std::string& path, int depth,
+                             AliasBudget* budget);
+
+absl::StatusOr<Json> ConvertCollection(const YAML::Node& node, const std::string& path, int depth,
+                                       AliasBudget* budget) {
+  if (node.IsSequence()) {
+    Json out = Json::array();
+    int i = 0;
+    for (const YAML::Node& item : node) {
+      KDP_ASSIGN_OR_RETURN(Json value,
+                           Convert(item, absl::StrCat(path, "[", i++, "]"), depth + 1, budget));
+      out.push_back(std::move(value));
+    }
+    return out;
+  }
+  Json out = Json::object();
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    if (!it->first.IsScalar()) return Error(path, "mapping keys must be strings");
+    const std::string key = it->first.Scalar();
+    if (out.contains(key))
+      return Error(path, absl::StrCat("mapping key \"", key, "\" already defined"));
+    KDP_ASSIGN_OR_RETURN(
+        Json value,
+        Convert(it->second, path.empty() ? key : absl::StrCat(path, ".", key), depth + 1, budget));
+    out[key] = std::move(value);
+  }
+  return out;
+}
+
+absl::StatusOr<Json> Convert(const YAML::Node& node, const std::string& path, int depth,
+                             AliasBudget* budget) {
   // yaml-cpp expands aliases into shared nodes; a self-referencing one would recurse forever.
   if (depth > 100) return Error(path, "nesting deeper than 100 levels (an alias cycle?)");
+  if (!budget->Count()) return Error(path, "document contains excessive aliasing");
   switch (node.Type()) {
     case YAML::NodeType::Undefined:
     case YAML::NodeType::Null:
@@ -122,28 +196,11 @@ absl::StatusOr<Json> Convert(const YAML::Node& node, const std::string& path, in
       }
       return Json(text);
     }
-    case YAML::NodeType::Sequence: {
-      Json out = Json::array();
-      int i = 0;
-      for (const YAML::Node& item : node) {
-        KDP_ASSIGN_OR_RETURN(Json value,
-                             Convert(item, absl::StrCat(path, "[", i++, "]"), depth + 1));
-        out.push_back(std::move(value));
-      }
-      return out;
-    }
+    case YAML::NodeType::Sequence:
     case YAML::NodeType::Map: {
-      Json out = Json::object();
-      for (auto it = node.begin(); it != node.end(); ++it) {
-        if (!it->first.IsScalar()) return Error(path, "mapping keys must be strings");
-        const std::string key = it->first.Scalar();
-        if (out.contains(key))
-          return Error(path, absl::StrCat("mapping key \"", key, "\" already defined"));
-        KDP_ASSIGN_OR_RETURN(
-            Json value,
-            Convert(it->second, path.empty() ? key : absl::StrCat(path, ".", key), depth + 1));
-        out[key] = std::move(value);
-      }
+      const bool alias = budget->BeginCollection(node);
+      absl::StatusOr<Json> out = ConvertCollection(node, path, depth, budget);
+      if (alias) budget->EndAlias();
       return out;
     }
   }
@@ -154,7 +211,8 @@ absl::StatusOr<Json> Convert(const YAML::Node& node, const std::string& path, in
 
 absl::StatusOr<nlohmann::json> YamlToJson(const YAML::Node& node, const std::string& path) {
   try {
-    return Convert(node, path, 0);
+    AliasBudget budget;
+    return Convert(node, path, 0, &budget);
   } catch (const YAML::Exception& e) {
     return Error(path, e.what());
   }
@@ -165,7 +223,7 @@ absl::StatusOr<std::vector<ManifestDocument>> SplitManifest(std::string_view tex
   const std::string src(source);
   std::vector<YAML::Node> nodes;
   try {
-    nodes = YAML::LoadAll(std::string(text));
+    nodes = LoadYamlDocuments(std::string(text));
   } catch (const YAML::ParserException& e) {
     return absl::InvalidArgumentError(
         absl::StrCat(src, ": line ", e.mark.line + 1, ", column ", e.mark.column + 1, ": ", e.msg));
@@ -182,7 +240,11 @@ absl::StatusOr<std::vector<ManifestDocument>> SplitManifest(std::string_view tex
       return absl::InvalidArgumentError(absl::StrCat(
           doc.source, ": a manifest document must be a mapping (a Kubernetes object)"));
     }
-    KDP_ASSIGN_OR_RETURN(doc.json, YamlToJson(node, ""));
+    absl::StatusOr<Json> json = YamlToJson(node, "");
+    if (!json.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(doc.source, ": ", json.status().message()));
+    }
+    doc.json = *std::move(json);
     const Json& api_version = doc.json.contains("apiVersion") ? doc.json["apiVersion"] : Json();
     const Json& kind = doc.json.contains("kind") ? doc.json["kind"] : Json();
     if (!kind.is_string() || kind.get<std::string>().empty()) {

@@ -22,6 +22,7 @@
 #include "common/resource_name.h"
 #include "common/status_macros.h"
 #include "manager/src/pod/quantity.h"
+#include "manager/src/pod/yaml_documents.h"
 
 namespace kdp::manager {
 namespace {
@@ -651,7 +652,7 @@ absl::StatusOr<Pod> ParsePodManifest(std::string_view text, std::string_view sou
   const std::string src(source);
   std::vector<YAML::Node> docs;
   try {
-    docs = YAML::LoadAll(std::string(text));
+    docs = LoadYamlDocuments(std::string(text));
   } catch (const YAML::ParserException& e) {
     return absl::InvalidArgumentError(
         absl::StrCat(src, ": line ", e.mark.line + 1, ", column ", e.mark.column + 1, ": ", e.msg));

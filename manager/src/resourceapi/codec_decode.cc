@@ -357,7 +357,13 @@ class Decoder {
         errs_.push_back(Required(sp + ".cel"));
       } else {
         sel.cel_expression = String(*cel, "expression", sp + ".cel.expression");
-        if (sel.cel_expression.empty()) errs_.push_back(Required(sp + ".cel.expression"));
+        if (sel.cel_expression.empty()) {
+          errs_.push_back(Required(sp + ".cel.expression"));
+        } else if (sel.cel_expression.size() >
+                   static_cast<size_t>(kCelSelectorExpressionMaxLength)) {
+          // validateCELSelector: the compiler (and kdp's recursive one) never sees longer text.
+          errs_.push_back(TooLong(sp + ".cel.expression", kCelSelectorExpressionMaxLength));
+        }
       }
       out.push_back(std::move(sel));
     }

@@ -163,8 +163,10 @@ absl::StatusOr<ContinuePoint> DecodeContinueToken(std::string_view token) {
     return BadRequestError("continue key is not valid: illegal base64 data");
   }
   const nlohmann::json parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!parsed.is_object() || parsed.value("v", "") != "meta.k8s.io/v1" || !parsed.contains("rv") ||
-      !parsed["rv"].is_number_integer() || !parsed.contains("start") ||
+  // Every member's type is checked before it is read: the token comes from the client, and
+  // json::value() would throw on a "v" that is not a string.
+  if (!parsed.is_object() || !parsed.contains("v") || parsed["v"] != "meta.k8s.io/v1" ||
+      !parsed.contains("rv") || !parsed["rv"].is_number_integer() || !parsed.contains("start") ||
       !parsed["start"].is_string()) {
     return BadRequestError(
         "continue key is not valid: incorrect encoded start resourceVersion "

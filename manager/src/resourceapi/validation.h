@@ -32,6 +32,7 @@ inline constexpr int kFirstAvailableDeviceRequestMaxSize = 8;
 inline constexpr int kAllocationResultsMaxSize = 32;
 inline constexpr int kResourceClaimReservedForMaxSize = 256;
 inline constexpr int kOpaqueParametersMaxLength = 10 * 1024;
+inline constexpr int kCelSelectorExpressionMaxLength = 10 * 1024;  // bytes
 
 // IsDNS1123Subdomain / IsDNS1123Label errors as field.Invalid(path, value, msg).
 void ValidateDnsSubdomain(std::string_view value, const std::string& path, FieldErrors* errs);

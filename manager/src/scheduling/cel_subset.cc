@@ -164,38 +164,83 @@ class Parser {
         column);
   }
 
-  NodePtr ParseOr() {
-    NodePtr left = ParseAnd();
-    while (left && IsOp(Peek(), "||")) {
-      int column = Next().column;
-      NodePtr right = ParseAnd();
-      if (!right) return nullptr;
-      left = Logical(Kind::kOr, "_||_", column, std::move(left), std::move(right));
+  // cel-go's parser refuses expressions nested deeper than 250 levels (MaxRecursionDepth);
+  // kdp's parser, evaluator and tree destructor recurse once per level, so the same limit bounds
+  // their stack. Each parenthesis, unary operator, call argument, index and each operand of a
+  // relation chain ("a == b == c" nests as cel-go's grammar nests it) is a level; && and || chains
+  // are built balanced, as cel-go builds them, so they add only log2(operands) levels.
+  static constexpr int kMaxRecursionDepth = 250;
+
+  // Adds levels to depth_ for as long as it lives.
+  class DepthScope {
+   public:
+    explicit DepthScope(int* depth) : depth_(depth) {}
+    DepthScope(const DepthScope&) = delete;
+    DepthScope& operator=(const DepthScope&) = delete;
+    ~DepthScope() { *depth_ -= added_; }
+    // One level more; false once past the limit.
+    bool Add() {
+      ++added_;
+      return ++*depth_ <= kMaxRecursionDepth;
     }
-    return left;
+
+   private:
+    int* const depth_;
+    int added_ = 0;
+  };
+
+  NodePtr TooDeep(int column) {
+    return Error(absl::StrCat("expression recursion limit exceeded: more than ", kMaxRecursionDepth,
+                              " levels of nesting"),
+                 column);
   }
 
-  NodePtr ParseAnd() {
-    NodePtr left = ParseRelation();
-    while (left && IsOp(Peek(), "&&")) {
-      int column = Next().column;
-      NodePtr right = ParseRelation();
-      if (!right) return nullptr;
-      left = Logical(Kind::kAnd, "_&&_", column, std::move(left), std::move(right));
-    }
-    return left;
-  }
-
-  NodePtr Logical(Kind kind, const std::string& op, int column, NodePtr l, NodePtr r) {
-    auto ok = [](Type t) { return t == Type::kBool || t == Type::kDyn; };
-    if (!ok(l->type) || !ok(r->type)) return Overload(op, column, {l->type, r->type});
-    NodePtr n = Make(kind, Type::kBool, column);
-    n->args.push_back(std::move(l));
-    n->args.push_back(std::move(r));
+  // `operands` joined by `kind` (&& or ||), split in the middle (cel-go's balancer). The
+  // operators are associative, and CEL's error commutativity makes the result the same.
+  NodePtr Balance(Kind kind, std::vector<NodePtr>& operands, const std::vector<int>& columns,
+                  size_t lo, size_t hi) {
+    if (lo == hi) return std::move(operands[lo]);
+    const size_t mid = (lo + hi + 1) / 2;  // operands[mid] follows the operator columns[mid - 1]
+    NodePtr n = Make(kind, Type::kBool, columns[mid - 1]);
+    n->args.push_back(Balance(kind, operands, columns, lo, mid - 1));
+    n->args.push_back(Balance(kind, operands, columns, mid, hi));
     return n;
   }
 
+  // A chain of `next` operands joined by `op`, type-checked left to right as the left-nested
+  // form would be (the first failure reported at its operator), then balanced.
+  template <typename ParseOperand>
+  NodePtr ParseLogical(Kind kind, const char* token, const std::string& op,
+                       ParseOperand parse_operand) {
+    NodePtr first = parse_operand();
+    if (!first || !IsOp(Peek(), token)) return first;
+    auto ok = [](Type t) { return t == Type::kBool || t == Type::kDyn; };
+    std::vector<NodePtr> operands;
+    std::vector<int> columns;
+    Type left = first->type;
+    operands.push_back(std::move(first));
+    while (IsOp(Peek(), token)) {
+      const int column = Next().column;
+      NodePtr right = parse_operand();
+      if (!right) return nullptr;
+      if (!ok(left) || !ok(right->type)) return Overload(op, column, {left, right->type});
+      left = Type::kBool;
+      operands.push_back(std::move(right));
+      columns.push_back(column);
+    }
+    return Balance(kind, operands, columns, 0, operands.size() - 1);
+  }
+
+  NodePtr ParseOr() {
+    return ParseLogical(Kind::kOr, "||", "_||_", [this] { return ParseAnd(); });
+  }
+
+  NodePtr ParseAnd() {
+    return ParseLogical(Kind::kAnd, "&&", "_&&_", [this] { return ParseRelation(); });
+  }
+
   NodePtr ParseRelation() {
+    DepthScope scope(&depth_);
     NodePtr left = ParseUnary();
     while (left) {
       const Token& t = Peek();
@@ -216,6 +261,7 @@ class Parser {
       }
       std::string op = t.text;
       int column = Next().column;
+      if (!scope.Add()) return TooDeep(column);
       NodePtr right = ParseUnary();
       if (!right) return nullptr;
       left = in ? In(column, std::move(left), std::move(right))
@@ -264,6 +310,8 @@ class Parser {
 
   NodePtr ParseUnary() {
     const Token& t = Peek();
+    DepthScope scope(&depth_);
+    if (!scope.Add()) return TooDeep(t.column);
     if (IsOp(t, "!")) {
       int column = Next().column;
       NodePtr operand = ParseUnary();
@@ -603,6 +651,7 @@ class Parser {
   std::string_view expr_;
   std::vector<Token> tokens_;
   size_t pos_ = 0;
+  int depth_ = 0;  // levels of nesting entered (kMaxRecursionDepth)
   absl::Status error_;
 };
 
