@@ -108,8 +108,11 @@ void PodManager::Restore(std::vector<Pod> pods) {
     sources_ready_ = true;
     ++generation_;
   }
-  // Pods that are gone release their devices now (the kubelet's GC once sources are ready).
+  // Pods that are gone release their devices now (the kubelet's GC once sources are ready), and
+  // the ResourceClaims reserved for them (their drivers are asked to unprepare by the DRA
+  // reconcile loop).
   devices_->UpdateAllocatedDevices();
+  if (claims_ != nullptr) claims_->ReleaseOrphans(ActivePodUids());
 }
 
 bool PodManager::SourcesReady() const {

@@ -60,6 +60,11 @@ class PodResourceClaims {
   [[nodiscard]] virtual absl::Status Unprepare(const Pod& pod) = 0;
   [[nodiscard]] virtual absl::StatusOr<std::vector<std::string>> CdiDevices(
       const Pod& pod, const Container& container) = 0;
+  // The resourceclaim controller's clean-up after a restart: reservations held for pods that
+  // are not in `active_pod_uids` (deleted, or whose admission a crash cut short) are dropped,
+  // claims generated for them deleted, claims then reserved by nobody deallocated. Best effort
+  // (logged). The default does nothing.
+  virtual void ReleaseOrphans(const std::set<std::string>& /*active_pod_uids*/) {}
 };
 
 struct AdmittedPod {

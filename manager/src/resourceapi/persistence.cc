@@ -25,9 +25,14 @@ absl::Status StorePersister::Load(const std::string& path, ObjectStore* store) {
 }
 
 StorePersister::StorePersister(std::string path, ObjectStore* store, absl::Duration delay)
-    : path_(std::move(path)), store_(store), delay_(delay) {}
+    : path_(std::move(path)), store_(store), delay_(delay) {
+  store_->SetDurabilityHook([this] { return Flush(); });
+}
 
-StorePersister::~StorePersister() { Stop(); }
+StorePersister::~StorePersister() {
+  Stop();
+  store_->SetDurabilityHook({});
+}
 
 void StorePersister::Start() {
   thread_ = std::thread([this] { Run(); });

@@ -3,8 +3,9 @@
 // kdp-manager knows the claims its pods hold, as an API server would. The file is the store's
 // Snapshot(), written durably (temp file, fsync, rename) by a background thread shortly after each
 // change, and at once by Flush(), which kdp-manager calls before it acknowledges a kdpctl apply
-// or delete: what kdpctl was told is on disk. Changes through the REST API alone (drivers'
-// slices, claims written by clients) are on disk within `delay`.
+// or delete: what kdpctl was told is on disk. From construction to destruction it is also the
+// store's durability hook (ObjectStore::MakeDurable() calls Flush()). Changes through the REST API
+// alone (drivers' slices, claims written by clients) are on disk within `delay`.
 //
 // Thread-safety: thread-safe. Stop() is idempotent.
 #ifndef KDP_MANAGER_SRC_RESOURCEAPI_PERSISTENCE_H_

@@ -330,6 +330,16 @@ ListResult ObjectStore::DeleteCollection(Kind kind, std::string_view namespace_,
   return result;
 }
 
+absl::Status ObjectStore::MakeDurable() const {
+  absl::ReaderMutexLock lock(&durability_mu_);
+  return durability_hook_ ? durability_hook_() : absl::OkStatus();
+}
+
+void ObjectStore::SetDurabilityHook(std::function<absl::Status()> hook) {
+  absl::MutexLock lock(&durability_mu_);
+  durability_hook_ = std::move(hook);
+}
+
 int64_t ObjectStore::ResourceVersion() const {
   absl::MutexLock lock(&mu_);
   return resource_version_;
@@ -396,7 +406,12 @@ absl::Status ObjectStore::Restore(const Json& snapshot) {
   for (size_t i = 0; i < snapshot["objects"].size(); ++i) {
     const Json& object = snapshot["objects"][i];
     std::optional<Kind> kind;
-    const std::string kind_name = object.is_object() ? object.value("kind", std::string()) : "";
+    // json::value() throws on a "kind" of another type: a damaged file is DATA_LOSS, not a crash.
+    std::string kind_name;
+    if (object.is_object()) {
+      auto kind = object.find("kind");
+      if (kind != object.end() && kind->is_string()) kind_name = kind->get<std::string>();
+    }
     for (const KindInfo& info : AllKinds()) {
       if (kind_name == info.name && info.kind != Kind::kNode) kind = info.kind;
     }

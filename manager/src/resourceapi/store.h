@@ -188,6 +188,14 @@ class ObjectStore {
   // least its resourceVersion; the event log restarts there. INVALID_ARGUMENT naming the first
   // object that is malformed or invalid; nothing changes then.
   [[nodiscard]] absl::Status Restore(const nlohmann::json& snapshot) ABSL_LOCKS_EXCLUDED(mu_);
+  // Makes every change so far durable through the hook its persister installed (persistence.h):
+  // OK at once when none is (a store kept in memory only), else the hook's error
+  // (RESOURCE_EXHAUSTED for a full disk), which names the file. For writers that must not go on
+  // before their change is on disk (claims reserved for a pod, before its drivers prepare them).
+  [[nodiscard]] absl::Status MakeDurable() const ABSL_LOCKS_EXCLUDED(durability_mu_);
+  // Installs that hook, or removes it (an empty function); removing waits for calls in
+  // progress. The hook is called without mu_ held and may read the store.
+  void SetDurabilityHook(std::function<absl::Status()> hook) ABSL_LOCKS_EXCLUDED(durability_mu_);
 
  private:
   using Key = std::pair<std::string, std::string>;  // namespace, name
@@ -215,6 +223,8 @@ class ObjectStore {
   const size_t event_log_capacity_;
   const std::function<absl::Time()> now_;
 
+  mutable absl::Mutex durability_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  std::function<absl::Status()> durability_hook_ ABSL_GUARDED_BY(durability_mu_);
   mutable absl::Mutex mu_;
   std::array<Objects, 5> objects_ ABSL_GUARDED_BY(mu_);  // indexed by Kind
   int64_t resource_version_ ABSL_GUARDED_BY(mu_) = 0;

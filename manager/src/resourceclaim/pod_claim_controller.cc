@@ -227,6 +227,52 @@ void PodClaimController::Release(const Pod& pod) {
   }
 }
 
+absl::Status PodClaimController::Prepare(const Pod& pod) {
+  if (absl::Status durable = store_->MakeDurable(); !durable.ok()) {
+    return absl::Status(durable.code(), absl::StrCat("write the pod's ResourceClaims before "
+                                                     "preparing them: ",
+                                                     durable.message()));
+  }
+  return dra_->PrepareResources(pod);
+}
+
+void PodClaimController::ReleaseOrphans(const std::set<std::string>& active_pod_uids) {
+  absl::StatusOr<std::vector<ResourceClaim>> claims = store_->ListClaims("");
+  if (!claims.ok()) {
+    KDP_LOG_WARNING("Cannot list ResourceClaims to release those of pods that are gone", "err",
+                    claims.status().message());
+    return;
+  }
+  auto gone = [&](const ConsumerReference& ref) {
+    return ref.api_group.empty() && ref.resource == "pods" && !active_pod_uids.contains(ref.uid);
+  };
+  for (ResourceClaim& claim : *claims) {
+    const std::string name = absl::StrCat(claim.metadata.namespace_, "/", claim.metadata.name);
+    auto owner =
+        std::find_if(claim.metadata.owner_references.begin(), claim.metadata.owner_references.end(),
+                     [](const auto& ref) { return ref.controller && ref.kind == "Pod"; });
+    absl::Status done;
+    if (owner != claim.metadata.owner_references.end() && !active_pod_uids.contains(owner->uid)) {
+      // The garbage collector deletes a claim whose owner pod is gone.
+      done =
+          store_->DeleteClaim(claim.metadata.namespace_, claim.metadata.name, claim.metadata.uid);
+    } else if (std::any_of(claim.status.reserved_for.begin(), claim.status.reserved_for.end(),
+                           gone)) {
+      std::erase_if(claim.status.reserved_for, gone);
+      if (claim.status.reserved_for.empty()) claim.status.allocation.reset();
+      done = store_->UpdateClaimStatus(claim).status();
+    } else {
+      continue;
+    }
+    if (done.ok()) {
+      KDP_LOG_INFO("Released a ResourceClaim held for a pod that is gone", "claim", name);
+    } else if (!absl::IsNotFound(done)) {
+      KDP_LOG_WARNING("Releasing a ResourceClaim held for a pod that is gone failed", "claim", name,
+                      "err", done.message());
+    }
+  }
+}
+
 std::vector<PodClaimView> PodClaimController::Describe(const Pod& pod) const {
   std::map<std::string, dra::ClaimInfo> cached;
   for (dra::ClaimInfo& info : dra_->Claims()) cached.emplace(info.key(), std::move(info));

@@ -14,6 +14,7 @@
 #ifndef KDP_MANAGER_SRC_RESOURCECLAIM_POD_CLAIM_CONTROLLER_H_
 #define KDP_MANAGER_SRC_RESOURCECLAIM_POD_CLAIM_CONTROLLER_H_
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -69,12 +70,21 @@ class PodClaimController final : public PodResourceClaims {
   // claim generated for another pod or being deleted.
   absl::Status Reserve(Pod* pod) override;
   void Release(const Pod& pod) override;
-  absl::Status Prepare(const Pod& pod) override { return dra_->PrepareResources(pod); }
+  // Makes the store durable first (ObjectStore::MakeDurable): the claims' allocations and
+  // reservations are on disk before any driver prepares them and before the pod is recorded, so
+  // a crash never brings back an admitted pod whose claims the store forgot (their devices would
+  // be handed out again). The write's error is returned as it is.
+  absl::Status Prepare(const Pod& pod) override;
   absl::Status Unprepare(const Pod& pod) override { return dra_->UnprepareResources(pod); }
   absl::StatusOr<std::vector<std::string>> CdiDevices(const Pod& pod,
                                                       const Container& container) override {
     return dra_->GetResources(pod, container);
   }
+
+  // PodResourceClaims::ReleaseOrphans: what a crash between a reservation (or the deletion of
+  // a pod) and the next write of the pod store left behind goes, as the resourceclaim
+  // controller drops what pods that no longer exist hold.
+  void ReleaseOrphans(const std::set<std::string>& active_pod_uids) override;
 
   // The pod's claims in spec order, with the DRA manager's cached devices.
   std::vector<PodClaimView> Describe(const Pod& pod) const;
