@@ -84,8 +84,8 @@ inline std::string ClaimDeviceText(const kdp::admin::v1::ClaimDevice& device) {
 }
 
 // {"resources":[{"name","capacity","allocatable","allocated","connected","removed","endpoint",
-// "devices":[...]}],"topology_policy","topology_scope","numa_nodes":[numbers],"node_name",
-// "dra_drivers":[{"name","endpoints":[{"endpoint","service","connected"}]}],
+// "devices":[...],"devices_omitted"?}],"topology_policy","topology_scope","numa_nodes":[numbers],
+// "node_name","dra_drivers":[{"name","endpoints":[{"endpoint","service","connected"}]}],
 // "registered_plugins":[{"type","name","endpoint","socket","versions"}],
 // "prepared_claims":[{"namespace","name","uid","pods","prepared","devices"}],"resource_api",
 // "kubeconfig","dra_device_health":[{"driver","pool","device","health","message","last_updated"}]}.
@@ -102,6 +102,10 @@ inline nlohmann::json NodeStatusJson(const kdp::admin::v1::NodeStatus& status) {
                          {"removed", resource.removed()},
                          {"endpoint", resource.endpoint()},
                          {"devices", std::move(devices)}});
+    // Only when the manager left devices out (more than it lists per resource).
+    if (resource.devices_omitted() > 0) {
+      resources.back()["devices_omitted"] = resource.devices_omitted();
+    }
   }
   nlohmann::json numa_nodes = nlohmann::json::array();
   for (int64_t node : status.numa_nodes()) numa_nodes.push_back(node);
@@ -364,6 +368,10 @@ inline std::string NodeStatusText(const kdp::admin::v1::NodeStatus& status) {
       devices.push_back({resource.name(), device.id(), device.health(),
                          device.numa().empty() ? "-" : absl::StrJoin(device.numa(), ","),
                          device.pod().empty() ? "-" : device.pod()});
+    }
+    if (resource.devices_omitted() > 0) {
+      devices.push_back({resource.name(), absl::StrCat("(", resource.devices_omitted(), " more)"),
+                         "-", "-", "-"});
     }
   }
   std::string out = FormatTable(resources);

@@ -18,6 +18,11 @@
 namespace kdp::manager {
 namespace {
 
+// Devices GetStatus lists per resource (ResourceStatus.devices_omitted counts the others): a
+// plugin may list 100,000 devices, and an answer of that size takes over 100 ms to build, send
+// and parse on a small node, for every `kdpctl status`.
+constexpr int64_t kStatusDevicesPerResource = 1024;
+
 const char* KindName(ContainerKind kind) {
   switch (kind) {
     case ContainerKind::kInit:
@@ -87,36 +92,47 @@ void ToAdminPod(const AdmittedPod& admitted, kdp::admin::v1::Pod* out,
 
 grpc::Status AdminServer::GetStatus(grpc::ServerContext*, const kdp::admin::v1::GetStatusRequest*,
                                     kdp::admin::v1::NodeStatus* response) {
-  // (resource, device) → "namespace/name" of the pod holding it.
-  std::map<std::pair<std::string, std::string>, std::string> holders;
+  // Resource → device → "namespace/name" of the pod holding it.
+  std::map<std::string, std::map<std::string, std::string>> holders;
   for (const AdmittedPod& pod : pods_->List()) {
     for (const AdmittedContainer& container : pod.containers) {
       for (const auto& [resource, ids] : container.devices) {
+        std::map<std::string, std::string>& held = holders[resource];
         for (const std::string& id : ids) {
-          holders[{resource, id}] = absl::StrCat(pod.pod.namespace_, "/", pod.pod.name);
+          held[id] = absl::StrCat(pod.pod.namespace_, "/", pod.pod.name);
         }
       }
     }
   }
   // As the kubelet's node status sync: resources past their grace period are removed first.
   std::vector<ResourceCapacity> capacity = devices_->GetCapacity();
-  for (const ResourceDevices& resource : devices_->Resources()) {
+  // Shared, not copied: a plugin may list 100,000 devices.
+  const std::map<std::string, std::string> none;
+  for (const std::shared_ptr<const ResourceDevices>& shared : devices_->SharedResources()) {
+    const ResourceDevices& resource = *shared;
     auto* r = response->add_resources();
     r->set_name(resource.name);
     r->set_capacity(resource.capacity());
-    r->set_allocatable(resource.allocatable());
     r->set_connected(resource.connected);
     r->set_endpoint(resource.endpoint);
+    auto found = holders.find(resource.name);
+    const std::map<std::string, std::string>& held = found == holders.end() ? none : found->second;
+    r->set_allocatable(resource.allocatable());
+    // Counted from the (few) held devices, not from the (maybe 100,000) listed ones.
+    for (const auto& [id, pod] : held) {
+      r->set_allocated(r->allocated() + static_cast<int64_t>(resource.devices.count(id)));
+    }
+    int64_t listed = 0;
     for (const auto& [id, info] : resource.devices) {
+      if (listed == kStatusDevicesPerResource) break;
+      ++listed;
       auto* d = r->add_devices();
       d->set_id(id);
       d->set_health(info.healthy ? "Healthy" : "Unhealthy");
       for (int64_t node : info.numa_nodes) d->add_numa(node);
-      if (auto it = holders.find({resource.name, id}); it != holders.end()) {
-        d->set_pod(it->second);
-        r->set_allocated(r->allocated() + 1);
-      }
+      if (auto it = held.find(id); it != held.end()) d->set_pod(it->second);
     }
+    r->set_devices_omitted(resource.capacity() - listed);
   }
   for (const ResourceCapacity& resource : capacity) {
     if (!resource.removed) continue;
@@ -132,7 +148,7 @@ grpc::Status AdminServer::GetStatus(grpc::ServerContext*, const kdp::admin::v1::
   return grpc::Status::OK;
 }
 
-void AdminServer::RenderPod(const AdmittedPod& pod, const std::vector<ResourceDevices>& resources,
+void AdminServer::RenderPod(const AdmittedPod& pod, const Registry& resources,
                             kdp::admin::v1::Pod* out) const {
   if (dra_.claims == nullptr || pod.pod.resource_claims.empty()) {
     ToAdminPod(pod, out);
@@ -142,14 +158,13 @@ void AdminServer::RenderPod(const AdmittedPod& pod, const std::vector<ResourceDe
   AddAllocatedResourcesStatus(pod, resources, out);
 }
 
-void AdminServer::AddAllocatedResourcesStatus(const AdmittedPod& pod,
-                                              const std::vector<ResourceDevices>& resources,
+void AdminServer::AddAllocatedResourcesStatus(const AdmittedPod& pod, const Registry& resources,
                                               kdp::admin::v1::Pod* out) const {
   // Device plugins (the device manager's UpdateAllocatedResourcesStatus): one entry per
   // resource, each device Healthy or Unhealthy as its plugin last reported it, Unknown when the
   // plugin no longer lists it.
   std::map<std::string, const ResourceDevices*> by_name;
-  for (const ResourceDevices& resource : resources) by_name[resource.name] = &resource;
+  for (const auto& resource : resources) by_name[resource->name] = resource.get();
   for (size_t i = 0; i < pod.containers.size() && i < static_cast<size_t>(out->containers_size());
        ++i) {
     kdp::admin::v1::ContainerStatus* container = out->mutable_containers(static_cast<int>(i));
@@ -274,14 +289,14 @@ grpc::Status AdminServer::ApplyPod(grpc::ServerContext*,
   response->set_admitted(result->admitted);
   response->set_reason(result->reason);
   response->set_message(result->message);
-  RenderPod(result->pod, devices_->Resources(), response->mutable_pod());
+  RenderPod(result->pod, devices_->SharedResources(), response->mutable_pod());
   return grpc::Status::OK;
 }
 
 grpc::Status AdminServer::ListPods(grpc::ServerContext*, const kdp::admin::v1::ListPodsRequest*,
                                    kdp::admin::v1::ListPodsResponse* response) {
   // One snapshot of the device registry for every pod's health.
-  const std::vector<ResourceDevices> resources = devices_->Resources();
+  const Registry resources = devices_->SharedResources();
   for (const AdmittedPod& pod : pods_->List()) RenderPod(pod, resources, response->add_pods());
   return grpc::Status::OK;
 }
@@ -383,7 +398,7 @@ grpc::Status AdminServer::Apply(grpc::ServerContext*, const kdp::admin::v1::Appl
       pod->set_admitted(result->admitted);
       pod->set_reason(result->reason);
       pod->set_message(result->message);
-      RenderPod(result->pod, devices_->Resources(), pod->mutable_pod());
+      RenderPod(result->pod, devices_->SharedResources(), pod->mutable_pod());
       continue;
     }
     const resourceapi::Kind kind = *item.resource;

@@ -5,6 +5,7 @@
 #ifndef KDP_MANAGER_SRC_ADMIN_ADMIN_SERVER_H_
 #define KDP_MANAGER_SRC_ADMIN_ADMIN_SERVER_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -59,13 +60,13 @@ class AdminServer final : public kdp::admin::v1::Admin::Service {
                      kdp::admin::v1::ApplyResponse* response) override;
 
  private:
-  // `resources`: a snapshot of the device registry (DeviceManager::Resources), for health.
-  void RenderPod(const AdmittedPod& pod, const std::vector<ResourceDevices>& resources,
-                 kdp::admin::v1::Pod* out) const;
+  // The device registry as DeviceManager::SharedResources() returns it.
+  using Registry = std::vector<std::shared_ptr<const ResourceDevices>>;
+  // `resources`: a snapshot of the device registry, for health.
+  void RenderPod(const AdmittedPod& pod, const Registry& resources, kdp::admin::v1::Pod* out) const;
   void AddDraStatus(kdp::admin::v1::NodeStatus* status) const;
   // The kubelet's containerStatuses[].allocatedResourcesStatus for every container of `out`.
-  void AddAllocatedResourcesStatus(const AdmittedPod& pod,
-                                   const std::vector<ResourceDevices>& resources,
+  void AddAllocatedResourcesStatus(const AdmittedPod& pod, const Registry& resources,
                                    kdp::admin::v1::Pod* out) const;
 
   PodManager* const pods_;

@@ -1,8 +1,12 @@
 #include "manager/src/devicemanager/endpoint.h"
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "common/grpc_server.h"
 #include "common/grpc_status.h"
 #include "common/logging.h"
@@ -10,11 +14,36 @@
 #include "manager/src/devicemanager/errors.h"
 
 namespace kdp::manager {
+namespace {
+
+// DialUnixSocket's channel (a private subchannel pool, no proxy) whose connection attempts give
+// up at the dial timeout: gRPC keeps trying to connect for at least 20 s (its minimum connect
+// timeout) even after the channel is gone, so a peer that accepts and never speaks would hold a
+// descriptor that long after every registration naming it was refused.
+std::shared_ptr<grpc::Channel> DialPlugin(const std::string& socket_path,
+                                          absl::Duration dial_timeout) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  args.SetInt(GRPC_ARG_ENABLE_HTTP_PROXY, 0);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS,
+              static_cast<int>(std::max<int64_t>(1, absl::ToInt64Milliseconds(dial_timeout))));
+  return grpc::CreateCustomChannel(UnixTarget(socket_path), grpc::InsecureChannelCredentials(),
+                                   args);
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<Endpoint>> Endpoint::Connect(std::string resource_name,
                                                             std::string socket_path,
                                                             EndpointOptions options) {
-  std::shared_ptr<grpc::Channel> channel = DialUnixSocket(socket_path);
+  // Nothing to wait for when no socket is there (the kubelet's blocking dial would wait its whole
+  // 10 s): a registration naming a missing socket must not hold a thread for the dial timeout.
+  struct stat info {};
+  if (::stat(socket_path.c_str(), &info) != 0 || !S_ISSOCK(info.st_mode)) {
+    return absl::UnavailableError(
+        errors::FailedToDial(absl::StrCat("no unix socket at ", socket_path)));
+  }
+  std::shared_ptr<grpc::Channel> channel = DialPlugin(socket_path, options.dial_timeout);
   auto deadline =
       std::chrono::system_clock::now() + absl::ToChronoNanoseconds(options.dial_timeout);
   if (!channel->WaitForConnected(deadline)) {
@@ -54,9 +83,14 @@ void Endpoint::Run(SnapshotCallback on_snapshot, EndedCallback on_ended) {
   stream_thread_ =
       std::thread([this, on_snapshot = std::move(on_snapshot), on_ended = std::move(on_ended)] {
         auto reader = stub_->ListAndWatch(&stream_context_, v1beta1::Empty());
-        v1beta1::ListAndWatchResponse response;
-        while (reader->Read(&response)) on_snapshot(response);
-        grpc::Status status = reader->Finish();
+        for (;;) {
+          // A fresh message each time: a reused one would keep the largest list ever received
+          // (100,000 devices are tens of MiB parsed) for as long as the stream lives.
+          v1beta1::ListAndWatchResponse response;
+          if (!reader->Read(&response)) break;
+          on_snapshot(response);
+        }
+        grpc::Status status = FinishStream(*reader);
         {
           absl::MutexLock lock(&mu_);
           stream_ended_ = true;
@@ -66,6 +100,30 @@ void Endpoint::Run(SnapshotCallback on_snapshot, EndedCallback on_ended) {
                         socket_path_, "err", status.error_message());
         on_ended(FromGrpcStatus(status));
       });
+}
+
+grpc::Status Endpoint::FinishStream(
+    grpc::ClientReaderInterface<v1beta1::ListAndWatchResponse>& reader) {
+  // Read() fails too on a message that does not parse (a string that is not UTF-8, say) while
+  // the plugin's stream goes on: Finish() would then wait for the plugin to end the stream, which
+  // it never does, and the endpoint would look connected with its last good devices forever.
+  // Finish() answers at once when the plugin ended the stream or went away; when it has not
+  // within a second, the stream is still open and its message was unreadable: cancel it.
+  absl::Notification finished;
+  bool unreadable = false;
+  std::thread watchdog([this, &finished, &unreadable] {
+    if (finished.WaitForNotificationWithTimeout(absl::Seconds(1))) return;
+    unreadable = true;
+    stream_context_.TryCancel();
+  });
+  grpc::Status status = reader.Finish();
+  finished.Notify();
+  watchdog.join();
+  if (!unreadable) return status;
+  return grpc::Status(grpc::StatusCode::INTERNAL,
+                      "a ListAndWatch message could not be parsed (not a v1beta1 "
+                      "ListAndWatchResponse, or a string in it is not UTF-8, as proto3 requires); "
+                      "the stream was cancelled");
 }
 
 void Endpoint::Stop() {

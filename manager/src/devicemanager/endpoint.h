@@ -77,6 +77,9 @@ class Endpoint {
   class CallGuard;
   absl::Status BeginCall(grpc::ClientContext* context, absl::Duration timeout)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // The stream's final status once Read() failed; cancels a stream that is still open (a message
+  // that did not parse) instead of waiting for it forever.
+  grpc::Status FinishStream(grpc::ClientReaderInterface<v1beta1::ListAndWatchResponse>& reader);
   void EndCall(grpc::ClientContext* context) ABSL_LOCKS_EXCLUDED(mu_);
 
   const std::string resource_name_;

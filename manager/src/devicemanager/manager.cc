@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/logging.h"
@@ -107,7 +108,22 @@ absl::Status DeviceManager::RegisterPlugin(const std::string& resource_name,
   {
     absl::MutexLock lock(&mu_);
     KDP_RETURN_IF_ERROR(already_connected());
+    if (dialing_.contains(socket_path)) {
+      return absl::UnavailableError(
+          absl::StrCat("a registration of ", socket_path,
+                       " is already being dialled; retry once it is answered"));
+    }
+    if (dialing_.size() >= kMaxDialsInFlight) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("too many device plugin registrations are being dialled (",
+                       kMaxDialsInFlight, "); retry later"));
+    }
+    dialing_.insert(socket_path);
   }
+  absl::Cleanup dialled = [this, &socket_path] {
+    absl::MutexLock lock(&mu_);
+    dialing_.erase(socket_path);
+  };
   ReleaseRetired();
   KDP_ASSIGN_OR_RETURN(std::unique_ptr<Endpoint> connected,
                        Endpoint::Connect(resource_name, socket_path, options_.endpoint));
@@ -152,6 +168,27 @@ absl::Status DeviceManager::RegisterPlugin(const std::string& resource_name,
 
 void DeviceManager::OnSnapshot(const std::string& resource, const Endpoint* endpoint,
                                const v1beta1::ListAndWatchResponse& snapshot) {
+  // Parsed outside the lock (100,000 devices take tens of milliseconds), and shared by the
+  // endpoint's snapshot and the registry rather than copied.
+  SnapshotAnomalies anomalies;
+  auto devices = std::make_shared<ResourceDevices>();
+  devices->name = resource;
+  devices->devices = ParseSnapshot(snapshot, &anomalies);
+  devices->CountHealthy();
+  devices->connected = true;
+  devices->endpoint = endpoint->socket_path();
+  if (anomalies.any()) {
+    // The kubelet takes all of these silently; a plugin author wants to hear of them.
+    KDP_LOG_WARNING("ListAndWatch snapshot lists devices no plugin should send", "resourceName",
+                    resource, "endpoint", endpoint->socket_path(), "devices",
+                    snapshot.devices_size(), "emptyIDs", anomalies.empty_ids, "duplicateIDs",
+                    anomalies.duplicate_ids, "duplicateID", anomalies.duplicate_example,
+                    "otherHealth", anomalies.other_health, "health", anomalies.health_example,
+                    "rule",
+                    "IDs unique and non-empty, health \"Healthy\" or \"Unhealthy\"; a "
+                    "duplicate is unhealthy if any entry is, other health is unhealthy");
+  }
+  std::shared_ptr<const ResourceDevices> replaced;  // released outside the lock
   {
     absl::MutexLock lock(&mu_);
     auto it = endpoints_.find(resource);
@@ -162,10 +199,10 @@ void DeviceManager::OnSnapshot(const std::string& resource, const Endpoint* endp
     bool found = active;
     for (const auto& connected : state.connected) found = found || connected.get() == endpoint;
     if (!found) return;
-    state.snapshots[endpoint] = std::make_shared<const v1beta1::ListAndWatchResponse>(snapshot);
+    replaced = std::exchange(state.snapshots[endpoint], devices);
     // Only the active endpoint's devices are the resource's; a standby's are kept for promotion.
     if (!active) return;
-    registry_.Update(resource, snapshot);
+    registry_.Publish(std::move(devices));
   }
   // The kubelet writes its checkpoint after every ListAndWatch message (healthy devices change).
   if (options_.store != nullptr) options_.store->RequestCompaction();
@@ -202,7 +239,7 @@ void DeviceManager::OnStreamEnded(const std::string& resource, const Endpoint* e
                "resourceName", resource, "endpoint", promoted->socket_path());
   registry_.Connected(resource, promoted->socket_path());
   if (auto snap = state.snapshots.find(promoted.get()); snap != state.snapshots.end()) {
-    registry_.Update(resource, *snap->second);
+    registry_.Publish(snap->second);
   }
 }
 
@@ -282,10 +319,10 @@ std::vector<ResourceCapacity> DeviceManager::GetCapacity() {
     }
   }
   std::vector<ResourceCapacity> out;
-  for (const ResourceDevices& resource : registry_.List()) {
-    out.push_back({.name = resource.name,
-                   .capacity = resource.capacity(),
-                   .allocatable = resource.allocatable(),
+  for (const std::shared_ptr<const ResourceDevices>& resource : registry_.Shared()) {
+    out.push_back({.name = resource->name,
+                   .capacity = resource->capacity(),
+                   .allocatable = resource->allocatable(),
                    .removed = false});
   }
   absl::MutexLock lock(&mu_);
@@ -529,9 +566,11 @@ absl::Status DeviceManager::AllocateContainerResources(
 checkpoint::Data DeviceManager::CheckpointData() const {
   checkpoint::Data data;
   data.entries = pod_devices_.CheckpointEntries();
-  for (const ResourceDevices& resource : registry_.List()) {
-    std::set<std::string> healthy = resource.Healthy();
-    data.registered_devices[resource.name] = {healthy.begin(), healthy.end()};
+  for (const std::shared_ptr<const ResourceDevices>& resource : registry_.Shared()) {
+    std::vector<std::string>& healthy = data.registered_devices[resource->name];
+    for (const auto& [id, info] : resource->devices) {
+      if (info.healthy) healthy.push_back(id);
+    }
   }
   return data;
 }

@@ -107,9 +107,15 @@ class DeviceManager : public RegistrationHandler, public HintProvider {
   // then makes it the resource's active endpoint. Endpoints are keyed by (resource, socket): an
   // older instance on another socket stays connected as a standby, and the end of its stream never
   // disconnects the new one (kubernetes #121994, #127803).
+  //
+  // A socket being dialled is not dialled again (UNAVAILABLE), and at most kMaxDialsInFlight
+  // dials run at once (RESOURCE_EXHAUSTED): a flood of registrations naming sockets that never
+  // answer would otherwise hold a gRPC thread and a connection per request for the whole dial
+  // timeout. Plugins retry registration, as they do after any failure.
   absl::Status RegisterPlugin(const std::string& resource_name,
                               const std::string& socket_path) override
       ABSL_LOCKS_EXCLUDED(registration_mu_, mu_);
+  static constexpr int kMaxDialsInFlight = 32;
 
   // Drops the endpoint of `resource_name` served on `socket_path` because its registration socket
   // went away from plugins_registry (the kubelet's DeRegisterPlugin → disconnectClient): the same
@@ -177,6 +183,10 @@ class DeviceManager : public RegistrationHandler, public HintProvider {
                                                 const std::string& container) const;
   // Every resource with its devices, ordered by name.
   std::vector<ResourceDevices> Resources() const { return registry_.List(); }
+  // The same without copying any device: immutable entries, valid as long as they are held.
+  std::vector<std::shared_ptr<const ResourceDevices>> SharedResources() const {
+    return registry_.Shared();
+  }
   // The state as the kubelet checkpoints it: committed allocations, and per resource its healthy
   // devices.
   checkpoint::Data CheckpointData() const;
@@ -187,8 +197,9 @@ class DeviceManager : public RegistrationHandler, public HintProvider {
     // Connected endpoints in registration order; the last one is active: it serves the calls and
     // its snapshots are the resource's devices.
     std::vector<std::shared_ptr<Endpoint>> connected;
-    // Latest snapshot of each connected endpoint, applied when it becomes active.
-    std::map<const Endpoint*, std::shared_ptr<const v1beta1::ListAndWatchResponse>> snapshots;
+    // Latest snapshot of each connected endpoint (the registry's entry while it is active),
+    // applied when it becomes active.
+    std::map<const Endpoint*, std::shared_ptr<const ResourceDevices>> snapshots;
     // When the last endpoint disconnected, or the resource was restored; unset while connected.
     std::optional<absl::Time> stopped_at;
     // The endpoint that disconnected last (its calls fail as "has been stopped").
@@ -239,6 +250,8 @@ class DeviceManager : public RegistrationHandler, public HintProvider {
   // the pod being admitted.
   std::map<std::string, std::map<std::string, std::set<std::string>>> devices_to_reuse_
       ABSL_GUARDED_BY(mu_);
+  // Sockets being dialled back by RegisterPlugin (at most kMaxDialsInFlight, one per socket).
+  std::set<std::string> dialing_ ABSL_GUARDED_BY(mu_);
   const ActivePodsSource* pod_source_ ABSL_GUARDED_BY(mu_) = nullptr;
   std::optional<uint64_t> collected_generation_ ABSL_GUARDED_BY(mu_);
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;

@@ -1,8 +1,10 @@
 #include "manager/src/dra/plugin/health_stream.h"
 
 #include <algorithm>
+#include <thread>
 #include <utility>
 
+#include "absl/synchronization/notification.h"
 #include "common/logging.h"
 #include "drahealth/v1/api.grpc.pb.h"
 #include "drahealth/v1alpha1/api.grpc.pb.h"
@@ -109,7 +111,26 @@ grpc::Status HealthStream::Watch(grpc::ClientContext* context) {
     }
     options_.handler->HandleHealthUpdate(options_.driver_name, Translate(response));
   }
-  return reader->Finish();
+  // Read() fails too on a message that does not parse (a device name that is not UTF-8, say)
+  // while the driver's stream goes on: Finish() would wait for the driver to end it, which it
+  // never does, and the stream would neither report nor be retried again. Finish() answers at
+  // once when the driver ended the stream or went away; when it has not within a second, cancel.
+  absl::Notification finished;
+  bool unreadable = false;
+  std::thread watchdog([context, &finished, &unreadable] {
+    if (finished.WaitForNotificationWithTimeout(absl::Seconds(1))) return;
+    unreadable = true;
+    context->TryCancel();
+  });
+  grpc::Status status = reader->Finish();
+  finished.Notify();
+  watchdog.join();
+  if (!unreadable) return status;
+  KDP_LOG_WARNING("WatchResources health stream cancelled: a message could not be parsed",
+                  "driverName", options_.driver_name, "endpoint", options_.endpoint, "err",
+                  "not a NodeWatchResourcesResponse, or a string in it is not UTF-8 (proto3)");
+  return grpc::Status(grpc::StatusCode::INTERNAL,
+                      "a NodeWatchResources message could not be parsed; the stream was cancelled");
 }
 
 void HealthStream::Run() {

@@ -121,10 +121,20 @@ TEST(DeviceRegistry, DuplicateIdsCollapse) {
   EXPECT_EQ(resource->allocatable(), 2);
 }
 
-TEST(DeviceRegistry, DuplicateIdTakesTheLastHealth) {
-  // kdp's documented rule (last one wins); the kubelet would put the ID in both health sets.
+TEST(DeviceRegistry, DuplicateIdIsUnhealthyWhenTheLastEntryIs) {
+  // kdp's rule: a duplicate is unhealthy when any entry is; the kubelet would put the ID in both
+  // health sets.
   DeviceRegistry registry;
   registry.Update(kRes, Snapshot({{"dev1", "Healthy"}, {"dev1", "Unhealthy"}}));
+  std::optional<ResourceDevices> resource = registry.Get(kRes);
+  ASSERT_TRUE(resource.has_value());
+  EXPECT_EQ(resource->capacity(), 1);
+  EXPECT_EQ(resource->allocatable(), 0);
+}
+
+TEST(DeviceRegistry, DuplicateIdIsUnhealthyWhenAnyEntryIs) {
+  DeviceRegistry registry;
+  registry.Update(kRes, Snapshot({{"dev1", "Unhealthy"}, {"dev1", "Healthy"}}));
   std::optional<ResourceDevices> resource = registry.Get(kRes);
   ASSERT_TRUE(resource.has_value());
   EXPECT_EQ(resource->capacity(), 1);
