@@ -73,6 +73,11 @@ int main(int argc, char** argv) {
     options.vendor_id = *vendor_id;
   }
   setenv("KDP_LOG_LEVEL", log_level.c_str(), /*overwrite=*/1);
+  // hwloc dlopen()s every plugin it ships before loading a topology: libxml2 with ICU, OpenCL
+  // and X11, several milliseconds of the start-up and those libraries' pages, for OS devices
+  // this program never reads and an XML parser its builtin one replaces. hwloc_pci stays: on a
+  // live host the PCI devices come from it (scripts/deps installs it). A user's setting wins.
+  setenv("HWLOC_PLUGINS_BLACKLIST", "hwloc_gl,hwloc_opencl,hwloc_xml_libxml", /*overwrite=*/0);
 
   absl::StatusOr<std::unique_ptr<kdp::example::GpuDraDriver>> driver =
       kdp::example::GpuDraDriver::Create(std::move(options));

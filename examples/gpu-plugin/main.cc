@@ -70,6 +70,11 @@ int main(int argc, char** argv) {
   options.allocation_policy = kdp::ParseAllocationPolicy(allocation_policy).value();
   // The SDK's logger reads its level from KDP_LOG_LEVEL when it first logs, which is after this.
   setenv("KDP_LOG_LEVEL", log_level.c_str(), /*overwrite=*/1);
+  // hwloc dlopen()s every plugin it ships before loading a topology: libxml2 with ICU, OpenCL
+  // and X11, several milliseconds of the start-up and those libraries' pages, for OS devices
+  // this program never reads and an XML parser its builtin one replaces. hwloc_pci stays: on a
+  // live host the PCI devices come from it (scripts/deps installs it). A user's setting wins.
+  setenv("HWLOC_PLUGINS_BLACKLIST", "hwloc_gl,hwloc_opencl,hwloc_xml_libxml", /*overwrite=*/0);
 
   absl::StatusOr<std::unique_ptr<kdp::example::GpuPlugin>> plugin =
       kdp::example::GpuPlugin::Create(std::move(options));

@@ -1,6 +1,7 @@
 // kdp-manager: a stand-in for the kubelet's device manager on one node. See docs/manager.md.
 #include <fcntl.h>
 #include <grpcpp/grpcpp.h>
+#include <malloc.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -132,6 +133,10 @@ class DraReconciler {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // One malloc arena instead of one per core × 8: the manager's ~80 threads mostly wait, and with
+  // many arenas the per-admission temporaries leave each arena fragmented (bench/
+  // footprint_benchmark: 125 → 100 MiB at 10,000 allocations).
+  mallopt(M_ARENA_MAX, 1);
   CLI::App app{
       "kdp-manager: a kubelet-faithful device manager and DRA manager for one node. Device\n"
       "plugins register on <kubelet-root>/device-plugins/kubelet.sock, DRA drivers (and device\n"

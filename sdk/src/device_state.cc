@@ -26,15 +26,18 @@ absl::Status DeviceState::Replace(std::vector<Device> discovered) {
     }
   }
   absl::MutexLock lock(&mu_);
-  discovered_ = std::move(discovered);
-  PublishLocked();
+  discovered_health_.clear();
+  discovered_health_.reserve(discovered.size());
+  for (const Device& device : discovered) discovered_health_.push_back(device.health);
+  PublishLocked(std::move(discovered));
   return absl::OkStatus();
 }
 
 void DeviceState::SetHealth(absl::Span<const std::string> ids, Health health) {
   absl::MutexLock lock(&mu_);
   for (const std::string& id : ids) overrides_[id] = health;
-  PublishLocked();
+  // The snapshot is the discovered inventory with health re-derived below.
+  PublishLocked(snapshot_->devices);
 }
 
 DeviceSnapshot DeviceState::Snapshot() const {
@@ -58,10 +61,10 @@ int DeviceState::generation() const {
   return generation_;
 }
 
-void DeviceState::PublishLocked() {
-  std::vector<Device> devices = discovered_;
-  for (Device& device : devices) {
-    if (auto it = overrides_.find(device.id); it != overrides_.end()) device.health = it->second;
+void DeviceState::PublishLocked(std::vector<Device> devices) {
+  for (size_t i = 0; i < devices.size(); ++i) {
+    auto it = overrides_.find(devices[i].id);
+    devices[i].health = it != overrides_.end() ? it->second : discovered_health_[i];
   }
   // Full-snapshot semantics make a repeat harmless, but an unchanged list is not worth a message
   // (nor, on the kubelet side, a checkpoint write).

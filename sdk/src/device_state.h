@@ -63,11 +63,16 @@ class DeviceState {
   int generation() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  void PublishLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Publishes `devices` (the discovered inventory, in its order) with the health overrides
+  // applied over discovered_health_, unless nothing changed since the last publication.
+  void PublishLocked(std::vector<Device> devices) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::string resource_name_;
   mutable absl::Mutex mu_;
-  std::vector<Device> discovered_ ABSL_GUARDED_BY(mu_);
+  // The health Discover() gave each device of the snapshot, by position. Only this is kept of the
+  // discovered inventory: the snapshot holds everything else, so the inventory is stored once
+  // (a plugin with 1,000 devices keeps ~0.5 MiB less).
+  std::vector<Health> discovered_health_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, Health> overrides_ ABSL_GUARDED_BY(mu_);
   DeviceSnapshot snapshot_ ABSL_GUARDED_BY(mu_) = std::make_shared<const Inventory>();
   std::set<DeviceSubscriber*> subscribers_ ABSL_GUARDED_BY(mu_);

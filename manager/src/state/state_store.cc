@@ -1,5 +1,6 @@
 #include "manager/src/state/state_store.h"
 
+#include <malloc.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include "absl/strings/escaping.h"
@@ -27,6 +29,22 @@ namespace kdp::manager {
 namespace {
 
 using nlohmann::json;
+
+// The member `key` of `o` when it has T's JSON type, else `fallback`: json::value() throws on a
+// member of another type, and these files may be damaged (a fuzzer found it).
+template <typename T>
+T MemberOr(const json& o, const char* key, T fallback) {
+  auto it = o.find(key);
+  if (it == o.end()) return fallback;
+  if constexpr (std::is_same_v<T, std::string>) {
+    if (!it->is_string()) return fallback;
+  } else if constexpr (std::is_same_v<T, bool>) {
+    if (!it->is_boolean()) return fallback;
+  } else {
+    if (!it->is_number_integer()) return fallback;
+  }
+  return it->template get<T>();
+}
 
 // The kubelet's own words when its checkpoint cannot be read (reference §2.B item 6).
 constexpr char kKubeletCheckpointWarning[] =
@@ -80,7 +98,7 @@ absl::StatusOr<std::vector<Pod>> DecodePods(const std::string& bytes, const std:
   if (doc.is_discarded() || !doc.is_object()) {
     return absl::DataLossError(absl::StrCat(path, ": not a JSON object"));
   }
-  if (doc.value("version", 0) != 1) {
+  if (MemberOr<int>(doc, "version", 0) != 1) {
     return absl::DataLossError(absl::StrCat(path, ": version: must be 1"));
   }
   auto pods = doc.find("pods");
@@ -157,7 +175,8 @@ std::optional<uint64_t> ReplayStart(const FileState& file, const std::string& he
   if (!file.usable) return std::nullopt;
   if (file.hash == header_hash) return 0;
   for (auto it = markers.rbegin(); it != markers.rend(); ++it) {
-    if ((*it).value(key, "") == file.hash) return (*it).value("upto", uint64_t{0});
+    if (MemberOr<std::string>((*it), key, std::string()) == file.hash)
+      return MemberOr<uint64_t>((*it), "upto", uint64_t{0});
   }
   return std::nullopt;
 }
@@ -236,7 +255,8 @@ absl::StatusOr<std::unique_ptr<StateStore>> StateStore::Open(StateStoreOptions o
                     contents.dropped_reason);
   }
   json header = json::parse(contents.header, nullptr, false);
-  if (header.is_discarded() || !header.is_object() || header.value("kdp_state_journal", 0) != 1) {
+  if (header.is_discarded() || !header.is_object() ||
+      MemberOr<int>(header, "kdp_state_journal", 0) != 1) {
     return absl::DataLossError(
         absl::StrCat(options.journal_path, ": header is not a kdp state journal header"));
   }
@@ -248,18 +268,20 @@ absl::StatusOr<std::unique_ptr<StateStore>> StateStore::Open(StateStoreOptions o
       return absl::DataLossError(
           absl::StrCat(options.journal_path, ": record ", record.seq, " is not a JSON object"));
     }
-    if (payload.value("op", "") == "compaction") markers.push_back(payload);
+    if (MemberOr<std::string>(payload, "op", std::string()) == "compaction")
+      markers.push_back(payload);
     parsed.push_back(std::move(payload));
   }
   const std::optional<uint64_t> device_start =
-      ReplayStart(checkpoint_file, header.value("checkpoint", ""), markers, "checkpoint");
+      ReplayStart(checkpoint_file, MemberOr<std::string>(header, "checkpoint", std::string()),
+                  markers, "checkpoint");
   const std::optional<uint64_t> pods_start =
-      ReplayStart(pods_file, header.value("pods", ""), markers, "pods");
+      ReplayStart(pods_file, MemberOr<std::string>(header, "pods", std::string()), markers, "pods");
   restored->foreign_checkpoint =
       !checkpoint_file.hash.empty() &&
       (!journal_existed || !device_start.has_value() || !pods_file.usable ||
-       (header.value("foreign_checkpoint", false) &&
-        header.value("checkpoint", "") == checkpoint_file.hash));
+       (MemberOr<bool>(header, "foreign_checkpoint", false) &&
+        MemberOr<std::string>(header, "checkpoint", std::string()) == checkpoint_file.hash));
 
   using EntryKey = std::tuple<std::string, std::string, std::string>;
   std::map<EntryKey, checkpoint::Entry> entries;
@@ -272,7 +294,7 @@ absl::StatusOr<std::unique_ptr<StateStore>> StateStore::Open(StateStoreOptions o
   for (size_t i = 0; i < parsed.size(); ++i) {
     const json& record = parsed[i];
     const uint64_t seq = contents.records[i].seq;
-    const std::string op = record.value("op", "");
+    const std::string op = MemberOr<std::string>(record, "op", std::string());
     if (op == "compaction") continue;
     const bool device_op = op == "alloc" || op == "remove_pod" || op == "resource";
     const std::optional<uint64_t>& start = device_op ? device_start : pods_start;
@@ -289,14 +311,14 @@ absl::StatusOr<std::unique_ptr<StateStore>> StateStore::Open(StateStoreOptions o
       EntryKey key(entry->pod_uid, entry->container_name, entry->resource_name);
       entries[key] = *std::move(entry);
     } else if (op == "remove_pod") {
-      const std::string uid = record.value("pod", "");
+      const std::string uid = MemberOr<std::string>(record, "pod", std::string());
       for (auto it = entries.lower_bound(EntryKey(uid, "", ""));
            it != entries.end() && std::get<0>(it->first) == uid;) {
         it = entries.erase(it);
       }
     } else if (op == "resource") {
-      const std::string name = record.value("name", "");
-      if (record.value("registered", false)) {
+      const std::string name = MemberOr<std::string>(record, "name", std::string());
+      if (MemberOr<bool>(record, "registered", false)) {
         restored->devices.registered_devices.try_emplace(name);
       } else {
         restored->devices.registered_devices.erase(name);
@@ -307,7 +329,7 @@ absl::StatusOr<std::unique_ptr<StateStore>> StateStore::Open(StateStoreOptions o
       if (!pod.ok()) return absl::DataLossError(pod.status().message());
       pods[pod->uid] = *std::move(pod);
     } else if (op == "pod_deleted") {
-      pods.erase(record.value("pod", ""));
+      pods.erase(MemberOr<std::string>(record, "pod", std::string()));
     } else {
       return absl::DataLossError(
           absl::StrCat(options.journal_path, ": record ", seq, ": unknown op \"", op, "\""));
@@ -334,8 +356,9 @@ absl::StatusOr<std::unique_ptr<StateStore>> StateStore::Open(StateStoreOptions o
     }
   }
   if (set_aside > 0 || device_start.value_or(0) != 0 || pods_start.value_or(0) != 0 ||
-      header.value("checkpoint", "") != now.checkpoint || header.value("pods", "") != now.pods ||
-      header.value("foreign_checkpoint", false) != now.foreign) {
+      MemberOr<std::string>(header, "checkpoint", std::string()) != now.checkpoint ||
+      MemberOr<std::string>(header, "pods", std::string()) != now.pods ||
+      MemberOr<bool>(header, "foreign_checkpoint", false) != now.foreign) {
     KDP_RETURN_IF_ERROR(journal->Rewrite(EncodeHeader(now), kept));
   }
 
@@ -476,7 +499,14 @@ void StateStore::CompactionLoop() {
       }
       closing = closing_;
     }
-    if (absl::Status compacted = Compact(); !compacted.ok()) {
+    absl::Status compacted = Compact();
+    // A compaction builds the whole state as JSON (tens of MiB at 10,000 pods) and frees it
+    // again; glibc keeps those pages, and the holes left between the pods admitted meanwhile, in
+    // its arenas. Handing free pages back here keeps kdp-manager's resident memory near what it
+    // holds (about 140 -> 125 MiB at 10,000 pods, footprint_benchmark), at the cost of one walk
+    // over malloc's free lists per compaction (at most one a compaction delay).
+    malloc_trim(0);
+    if (!compacted.ok()) {
       KDP_LOG_ERROR("Failed to write checkpoint file", "err", compacted.message());
       if (closing) return;
       // Retry after the delay (e.g. once disk space is back).
