@@ -184,6 +184,9 @@ TEST_F(PluginManagerTest, IgnoresDotfilesAndFilesThatAreNotSockets) {
   ASSERT_TRUE(WaitForChanges({"register sentinel.example.com " + Sock("zz-sentinel")}));
   EXPECT_EQ(hidden->get_info_calls(), 0);
   EXPECT_EQ(in_dotdir->get_info_calls(), 0);
+  // The manager records the registration once the handler has returned, just after the change
+  // the test waited for.
+  EXPECT_TRUE(WaitUntil([&] { return manager_.Registered().size() == 1u; }));
   EXPECT_EQ(manager_.Registered().size(), 1u);
 }
 
