@@ -47,6 +47,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "bench/bench_temp_dir.h"
 #include "common/durable_file.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
@@ -114,25 +115,6 @@ Stats Summarize(std::vector<double> values) {
   stats.p99 = values[std::min(values.size() - 1, values.size() * 99 / 100)];
   return stats;
 }
-
-// A fresh directory under `base`, removed with everything in it on destruction.
-class TempDir {
- public:
-  explicit TempDir(const std::string& base) : path_(base + "/kdp-admission-XXXXXX") {
-    if (mkdtemp(path_.data()) == nullptr) path_.clear();
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::string& path() const { return path_; }  // Empty when mkdtemp failed.
-
- private:
-  std::string path_;
-};
 
 // The /proc/mounts line ("device mount-point type ...") of the mount holding `path`: the longest
 // mount point above it, the last listed among equals (an over-mount hides what is under it).
@@ -717,7 +699,7 @@ int Main(int argc, char** argv) {
   // The runners retry registration quietly, and the manager logs every admission at info.
   log::SetMinLevel(log::Level::kError);
 
-  TempDir dir(base);
+  TempDir dir("kdp-admission-", base);
   if (dir.path().empty())
     return Fail(absl::StrCat("mkdtemp in ", base, ": ", std::strerror(errno)));
   absl::StatusOr<std::vector<std::string>> mount = MountOf(dir.path());

@@ -45,6 +45,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "bench/bench_temp_dir.h"
 #include "common/logging.h"
 #include "common/unix_socket.h"
 #include "deviceplugin/v1beta1/api.grpc.pb.h"
@@ -84,27 +85,6 @@ std::string PluginSocketIn(const std::string& kubelet_root,
                            const std::string& resource = kResource) {
   return absl::StrCat(kubelet_root, "/device-plugins/", SocketNameFor(resource));
 }
-
-// A fresh directory under $TMPDIR (or /tmp), removed with everything in it on destruction.
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string pattern = absl::StrCat(base != nullptr ? base : "/tmp", "/kdp-bench-XXXXXX");
-    if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::string& path() const { return path_; }  // Empty when mkdtemp failed.
-
- private:
-  std::string path_;
-};
 
 // A server process started with fork/exec, stdout and stderr to a log file. It gets SIGTERM if
 // this process dies first (PR_SET_PDEATHSIG), so a crashed benchmark leaves no plugin behind; the
@@ -637,7 +617,7 @@ int Main(int argc, char** argv) {
   log::SetMinLevel(log::Level::kError);
   const std::string topology =
       std::string(KDP_SOURCE_DIR) + "/examples/gpu-plugin/topologies/dual-socket-8gpu.xml";
-  TempDir dir;
+  TempDir dir("kdp-bench-");
   if (dir.path().empty()) return Fail(absl::StrCat("mkdtemp: ", std::strerror(errno)));
 
   // The floor, and the floor with the SDK's server shape.

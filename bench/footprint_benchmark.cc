@@ -257,7 +257,7 @@ absl::StatusOr<Memory> MeasureTrivialServer(const Config& config, const std::str
 
 void BM_GpuPlugin1000(benchmark::State& state, const Config* config) {
   for (auto _ : state) {
-    TempDir dir;
+    TempDir dir("kdp-footprint-");
     const std::string root = dir.path() + "/root";
     auto manager = ManagerProcess::Start(*config, root, {"--topology-xml", config->fixture});
     if (Failed(state, manager.status())) return;
@@ -296,7 +296,7 @@ void BM_GpuPlugin1000(benchmark::State& state, const Config* config) {
 
 void BM_DraDriver64(benchmark::State& state, const Config* config) {
   for (auto _ : state) {
-    TempDir dir;
+    TempDir dir("kdp-footprint-");
     const std::string root = dir.path() + "/root";
     const std::string topology = dir.path() + "/64-gpus.xml";
     if (!WriteFile(topology, GpuTopologyXml(64))) {
@@ -354,7 +354,7 @@ void BM_ManagerAllocations(benchmark::State& state, const Config* config) {
   const int gpus = (pods + 1023) / 1024;
   const int replicas = (pods + gpus - 1) / gpus;
   for (auto _ : state) {
-    TempDir dir;
+    TempDir dir("kdp-footprint-");
     const std::string root = dir.path() + "/root";
     const std::string topology = absl::StrCat(dir.path(), "/", gpus, "-gpus.xml");
     if (!WriteFile(topology, GpuTopologyXml(gpus))) {
@@ -454,7 +454,7 @@ class RegistrationStamp final : public v1beta1::Registration::Service {
 
 void BM_StartToRegistered(benchmark::State& state, const Config* config) {
   for (auto _ : state) {
-    TempDir dir;
+    TempDir dir("kdp-footprint-");
     const std::string root = dir.path() + "/root";
     std::filesystem::create_directories(root + "/device-plugins");
     RegistrationStamp registration;

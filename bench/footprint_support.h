@@ -41,6 +41,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "bench/bench_temp_dir.h"
 
 extern char** environ;
 
@@ -70,27 +71,6 @@ bool WaitFor(Condition condition, absl::Duration timeout,
   }
   return true;
 }
-
-// A fresh directory under $TMPDIR (or /tmp), removed with everything in it on destruction.
-class TempDir {
- public:
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string pattern = absl::StrCat(base != nullptr ? base : "/tmp", "/kdp-footprint-XXXXXX");
-    if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::string& path() const { return path_; }  // Empty when mkdtemp failed.
-
- private:
-  std::string path_;
-};
 
 // A child process started with fork/exec, stdin /dev/null, stdout and stderr to a log file. It gets
 // SIGTERM if this process dies first (PR_SET_PDEATHSIG); the destructor stops it as Stop() does.
