@@ -39,6 +39,7 @@
 #include "gtest/gtest.h"
 #include "tests/fault/peers_fixture.h"
 #include "tests/integration/dra_fixture.h"
+#include "tests/integration/hung_dra_plugin.h"
 #include "tests/testing/stub_plugin.h"
 
 namespace kdp::testing {
@@ -55,56 +56,6 @@ absl::Duration Timeout() { return absl::Seconds(TimeoutS()); }
 absl::Duration Slack() { return Sanitized() ? absl::Seconds(6) : absl::Seconds(2); }
 
 std::string Seconds(absl::Duration d) { return absl::StrCat(absl::ToDoubleSeconds(d), " s"); }
-
-// A DRA v1 driver on the wire API whose NodePrepareResources never answers until Answer(); it
-// records when each call arrived and when the manager cancelled it (the deadline as the peer
-// sees it). Once answered it prepares each claim as one device with a CDI ID per allocation.
-class HungDriver final : public drapb::DRAPlugin::Service {
- public:
-  static constexpr char kCdiId[] = "hung.example.com/dev=any";
-
-  grpc::Status NodePrepareResources(grpc::ServerContext* context,
-                                    const drapb::NodePrepareResourcesRequest* request,
-                                    drapb::NodePrepareResourcesResponse* response) override {
-    const absl::Time arrived = absl::Now();
-    calls_.fetch_add(1);
-    while (!answer_.WaitForNotificationWithTimeout(absl::Milliseconds(5))) {
-      if (context->IsCancelled()) {
-        absl::MutexLock lock(&mu_);
-        cancelled_after_.push_back(absl::Now() - arrived);
-        return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled by the client");
-      }
-    }
-    for (const drapb::Claim& claim : request->claims()) {
-      drapb::Device* device = (*response->mutable_claims())[claim.uid()].add_devices();
-      device->set_pool_name(kDraNode);
-      device->set_device_name("dev0");
-      device->add_cdi_device_ids(kCdiId);
-    }
-    return grpc::Status::OK;
-  }
-  grpc::Status NodeUnprepareResources(grpc::ServerContext*,
-                                      const drapb::NodeUnprepareResourcesRequest* request,
-                                      drapb::NodeUnprepareResourcesResponse* response) override {
-    for (const drapb::Claim& claim : request->claims()) (*response->mutable_claims())[claim.uid()];
-    return grpc::Status::OK;
-  }
-
-  void Answer() {
-    if (!answer_.HasBeenNotified()) answer_.Notify();
-  }
-  int calls() const { return calls_.load(); }
-  std::vector<absl::Duration> cancelled_after() const {
-    absl::MutexLock lock(&mu_);
-    return cancelled_after_;
-  }
-
- private:
-  absl::Notification answer_;
-  std::atomic<int> calls_{0};
-  mutable absl::Mutex mu_;
-  std::vector<absl::Duration> cancelled_after_ ABSL_GUARDED_BY(mu_);
-};
 
 // `kdpctl apply -f` of a manifest on its own thread, timed. Join() before reading the result.
 class AsyncApply {
@@ -253,7 +204,7 @@ TEST_F(HungPeers, DriverThatNeverAnswersNodePrepareResourcesFailsThePodAndPrepar
       {"--dra-call-timeout", absl::StrCat(TimeoutS()), "--dra-reconcile-period", "1s"}));
   const std::string driver = "hung.example.com";
   const std::string dra_socket = root_.Path("plugins/hung.example.com/dra.sock");
-  HungDriver dra;
+  HungDraPlugin dra(kDraNode);
   FakeRegistration registration(
       FakeRegistration::Info("DRAPlugin", driver, dra_socket, {"v1.DRAPlugin"}));
   std::unique_ptr<grpc::Server> dra_server = ServeUnix(dra_socket, {&dra});
@@ -286,7 +237,7 @@ TEST_F(HungPeers, DriverThatNeverAnswersNodePrepareResourcesFailsThePodAndPrepar
   prober.Start();
 
   std::unique_ptr<AsyncApply> stuck = ApplyAsync("stuck", ClaimPod("stuck", "two"));
-  ASSERT_TRUE(WaitUntil([&] { return dra.calls() == 1; })) << manager_->Output();
+  ASSERT_TRUE(WaitUntil([&] { return dra.prepare_calls() == 1; })) << manager_->Output();
   std::unique_ptr<AsyncApply> queued =
       ApplyAsync("queued", GpuPod("queued", 1, "example.com/good"));
   ExpectKdpctlStatusAnswers("hung NodePrepareResources");

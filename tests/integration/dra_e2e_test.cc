@@ -19,6 +19,7 @@
 #include "dra/v1/api.grpc.pb.h"
 #include "kdp/cdi.h"
 #include "tests/integration/dra_fixture.h"
+#include "tests/integration/hung_dra_plugin.h"
 
 namespace kdp::testing {
 namespace {
@@ -423,54 +424,12 @@ TEST_F(DraE2E, ADriverRestartStillUnpreparesEarlierClaimsAndPreparesNewOnes) {
   EXPECT_THAT(PreparedClaims(), IsEmpty());
 }
 
-// A DRA v1 driver written on the wire API whose NodePrepareResources never answers until the
-// test lets it (then it prepares each claim as device dev0 with one CDI ID); unprepare succeeds.
-class HungDraPlugin final : public drapb::DRAPlugin::Service {
- public:
-  static constexpr char kCdiId[] = "hung.example.com/dev=dev0";
-
-  grpc::Status NodePrepareResources(grpc::ServerContext* context,
-                                    const drapb::NodePrepareResourcesRequest* request,
-                                    drapb::NodePrepareResourcesResponse* response) override {
-    ++prepare_calls_;
-    while (!answer_.WaitForNotificationWithTimeout(absl::Milliseconds(10))) {
-      if (context->IsCancelled()) return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled");
-    }
-    for (const drapb::Claim& claim : request->claims()) {
-      drapb::Device* device = (*response->mutable_claims())[claim.uid()].add_devices();
-      device->set_pool_name(kDraNode);
-      device->set_device_name("dev0");
-      device->add_cdi_device_ids(kCdiId);
-    }
-    return grpc::Status::OK;
-  }
-  grpc::Status NodeUnprepareResources(grpc::ServerContext*,
-                                      const drapb::NodeUnprepareResourcesRequest* request,
-                                      drapb::NodeUnprepareResourcesResponse* response) override {
-    ++unprepare_calls_;
-    for (const drapb::Claim& claim : request->claims()) (*response->mutable_claims())[claim.uid()];
-    return grpc::Status::OK;
-  }
-
-  // REQUIRES: called from one thread (the test's).
-  void Answer() {
-    if (!answer_.HasBeenNotified()) answer_.Notify();
-  }
-  int prepare_calls() const { return prepare_calls_.load(); }
-  int unprepare_calls() const { return unprepare_calls_.load(); }
-
- private:
-  absl::Notification answer_;
-  std::atomic<int> prepare_calls_{0};
-  std::atomic<int> unprepare_calls_{0};
-};
-
 TEST_F(DraE2E, ADriverThatNeverAnswersFailsThePodWithDeadlineExceededAndHoldsNothing) {
   ASSERT_NO_FATAL_FAILURE(
       StartDraManager({"--dra-call-timeout", "1", "--dra-reconcile-period", "1s"}));
   const std::string driver = "hung.example.com";
   const std::string dra_socket = root_.Path("plugins/hung.example.com/dra.sock");
-  HungDraPlugin dra;
+  HungDraPlugin dra(kDraNode);
   FakeRegistration registration(
       FakeRegistration::Info("DRAPlugin", driver, dra_socket, {"v1.DRAPlugin"}));
   std::unique_ptr<grpc::Server> dra_server = ServeUnix(dra_socket, {&dra});
