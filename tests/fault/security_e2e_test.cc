@@ -47,22 +47,6 @@ using namespace std::string_literals;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-// Every entry below `dir` as "<type> <relative path>" (type d, s or f), leaving out the
-// '.'-prefixed temporary files of atomic writes, which come and go.
-std::set<std::string> Tree(const std::string& dir) {
-  std::set<std::string> out;
-  std::error_code error;
-  for (auto it = std::filesystem::recursive_directory_iterator(dir, error);
-       it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
-    if (error) break;
-    if (absl::StartsWith(it->path().filename().string(), ".")) continue;
-    const char type = it->is_directory() ? 'd' : it->is_socket() ? 's' : 'f';
-    out.insert(absl::StrCat(std::string(1, type), " ",
-                            std::filesystem::relative(it->path(), dir).string()));
-  }
-  return out;
-}
-
 mode_t ModeOf(const std::string& path) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) return 0;
@@ -88,7 +72,8 @@ class SecurityE2ETest : public DraE2ETest {
 
   // The canary must stay empty, whatever a peer asked for.
   void ExpectCanaryEmpty() {
-    EXPECT_THAT(Tree(canary_), IsEmpty()) << "a peer made kdp write next to the kubelet root";
+    EXPECT_THAT(DirectoryTree(canary_, /*skip_hidden=*/true), IsEmpty())
+        << "a peer made kdp write next to the kubelet root";
   }
 
   // What is under the root now is what was there `before`, plus at most the state files the
@@ -99,7 +84,7 @@ class SecurityE2ETest : public DraE2ETest {
     allowed.insert({"f device-plugins/kubelet_internal_checkpoint", "f kdp/pods.json",
                     "f kdp/resources.json", "f kdp/journal", "f dra_manager_state",
                     "f dra_health_state"});
-    for (const std::string& entry : Tree(Root())) {
+    for (const std::string& entry : DirectoryTree(Root(), /*skip_hidden=*/true)) {
       EXPECT_TRUE(allowed.contains(entry)) << "unexpected " << entry;
     }
   }
@@ -215,7 +200,7 @@ TEST_F(SecurityE2ETest, HostileDevicePluginEndpointsAreRefused) {
   StubPlugin outside(outside_ + "/escape.sock");
   ASSERT_TRUE(outside.Start().ok());
   outside.SetDevices({MakeDevice("d0")});
-  const std::set<std::string> before = Tree(Root());
+  const std::set<std::string> before = DirectoryTree(Root(), /*skip_hidden=*/true);
   const std::vector<std::string> endpoints = {
       absl::StrCat("../../", Base(outside_), "/escape.sock"),
       absl::StrCat("../../", Base(canary_), "/escape.sock"),
@@ -265,7 +250,7 @@ TEST_F(SecurityE2ETest, HostileRegistrationSocketsAreRefused) {
        "must be an absolute unix socket path"},
       {"DevicePlugin", "../../escape", outside_ + "/x.sock", "is invalid"},
   };
-  const std::set<std::string> before = Tree(Root());
+  const std::set<std::string> before = DirectoryTree(Root(), /*skip_hidden=*/true);
   std::vector<std::unique_ptr<FakeRegistration>> services;
   std::vector<std::unique_ptr<grpc::Server>> servers;
   std::set<std::string> mine;
@@ -304,8 +289,8 @@ TEST_F(SecurityE2ETest, HostileRegistrationSocketsAreRefused) {
 TEST_F(SecurityE2ETest, DriverRefusesHostileClaimUidsFromItsPeer) {
   StartAll();
   ASSERT_FALSE(HasFatalFailure());
-  const std::set<std::string> cdi_before = Tree(CdiRoot());
-  const std::set<std::string> root_before = Tree(Root());
+  const std::set<std::string> cdi_before = DirectoryTree(CdiRoot(), /*skip_hidden=*/true);
+  const std::set<std::string> root_before = DirectoryTree(Root(), /*skip_hidden=*/true);
   auto channel = DialUnixSocket(Root() + "/plugins/gpu.example.com/dra.sock");
   auto stub = drapb::DRAPlugin::NewStub(channel);
   for (const std::string& uid : {absl::StrCat("../../", Base(canary_), "/evil"), "../evil"s, ".."s,
@@ -335,7 +320,7 @@ TEST_F(SecurityE2ETest, DriverRefusesHostileClaimUidsFromItsPeer) {
     status = stub->NodeUnprepareResources(&unprepare_context, unprepare, &unprepared);
     EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << GoQuote(uid);
   }
-  EXPECT_EQ(Tree(CdiRoot()), cdi_before);
+  EXPECT_EQ(DirectoryTree(CdiRoot(), /*skip_hidden=*/true), cdi_before);
   ExpectNothingNewBut(root_before);
   ExpectCanaryEmpty();
   EXPECT_TRUE(DriverConnected(kGpuDriver)) << DriverLogs();

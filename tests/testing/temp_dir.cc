@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace kdp::testing {
@@ -58,5 +59,19 @@ TempDir::~TempDir() {
 }
 
 std::string TempDir::Path(absl::string_view name) const { return absl::StrCat(path_, "/", name); }
+
+std::set<std::string> DirectoryTree(const std::string& dir, bool skip_hidden) {
+  std::set<std::string> out;
+  std::error_code error;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, error);
+       it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
+    if (error) break;
+    if (skip_hidden && absl::StartsWith(it->path().filename().string(), ".")) continue;
+    const char type = it->is_directory() ? 'd' : it->is_socket() ? 's' : 'f';
+    out.insert(absl::StrCat(std::string(1, type), " ",
+                            std::filesystem::relative(it->path(), dir).string()));
+  }
+  return out;
+}
 
 }  // namespace kdp::testing

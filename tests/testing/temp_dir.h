@@ -6,6 +6,7 @@
 #ifndef KDP_TESTS_TESTING_TEMP_DIR_H_
 #define KDP_TESTS_TESTING_TEMP_DIR_H_
 
+#include <set>
 #include <string>
 
 #include "absl/strings/string_view.h"
@@ -33,6 +34,12 @@ class TempDir {
  private:
   std::string path_;
 };
+
+// Every entry below `dir`, recursively, as "<type> <relative path>" (type d, s or f): what a test
+// compares before and after to show that nothing was written. With `skip_hidden`, entries whose
+// name starts with '.' (the temporary files of atomic writes, which come and go) are left out.
+// A directory that does not exist gives an empty set.
+std::set<std::string> DirectoryTree(const std::string& dir, bool skip_hidden = false);
 
 }  // namespace kdp::testing
 

@@ -38,6 +38,7 @@ namespace kdp {
 namespace {
 
 using namespace std::string_literals;
+using ::kdp::testing::DirectoryTree;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
@@ -45,21 +46,6 @@ using ::testing::IsEmpty;
 std::vector<std::string> EscapingNames() {
   return {"../escape.sock", "../../escape.sock", "..",        ".",     "/etc/passwd",
           "/abs.sock",      "a/b.sock",          "a/../../b", "x\0y"s, ""};
-}
-
-// Every path below `dir` (recursively), relative, with a type letter: what a test compares
-// before and after hostile input.
-std::set<std::string> Tree(const std::string& dir) {
-  std::set<std::string> out;
-  std::error_code error;
-  for (auto it = std::filesystem::recursive_directory_iterator(dir, error);
-       it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
-    if (error) break;
-    const char type = it->is_directory() ? 'd' : it->is_socket() ? 's' : 'f';
-    out.insert(absl::StrCat(std::string(1, type), " ",
-                            std::filesystem::relative(it->path(), dir).string()));
-  }
-  return out;
 }
 
 void ExpectRefused(const absl::Status& status, const std::string& name, const std::string& rule) {
@@ -172,7 +158,7 @@ TEST(PathSafety, SdkRefusesDriverNamesThatWouldLeaveThePluginsDirectory) {
         DraRunnerOptions{.kubelet_root = root.path(), .node_name = "node-a"}, name);
     ExpectRefused(resolved.status(), name, "must be a DNS subdomain");
   }
-  EXPECT_THAT(Tree(root.path()), IsEmpty());
+  EXPECT_THAT(DirectoryTree(root.path()), IsEmpty());
 }
 
 // ---- Registration socket names the SDK creates in plugins_registry ----
@@ -233,7 +219,7 @@ TEST(PathSafety, SdkRefusesHostileClaimUidsBeforeAnythingIsWritten) {
   }
   EXPECT_EQ(driver.calls, 0);
   EXPECT_THAT(client->requests(), IsEmpty());
-  EXPECT_THAT(Tree(dir.path()), IsEmpty());  // not even the checkpoint
+  EXPECT_THAT(DirectoryTree(dir.path()), IsEmpty());  // not even the checkpoint
 }
 
 // ---- CDI spec names and CDI kinds / device names ----
@@ -254,7 +240,7 @@ TEST(PathSafety, CdiSpecNamesNeverLeaveTheCdiRoot) {
   const std::string canary = base.Path("canary");
   ASSERT_EQ(::mkdir(canary.c_str(), 0755), 0);
   std::ofstream(canary + "/victim.json") << "{}";
-  const std::set<std::string> before = Tree(base.path());
+  const std::set<std::string> before = DirectoryTree(base.path());
   std::vector<std::string> names = EscapingNames();
   names.push_back("../canary/victim");
   for (const std::string& name : names) {
@@ -263,7 +249,7 @@ TEST(PathSafety, CdiSpecNamesNeverLeaveTheCdiRoot) {
   }
   EXPECT_FALSE(
       cdi::WriteSpec(cdi_root, std::string(cdi::kMaxSpecNameLength + 1, 'a'), ValidSpec()).ok());
-  EXPECT_EQ(Tree(base.path()), before);  // the CDI root not even created; the victim kept
+  EXPECT_EQ(DirectoryTree(base.path()), before);  // the CDI root not even created; the victim kept
 
   // A transient spec name built from a hostile claim UID stays one file in the CDI root.
   const std::string transient = cdi::TransientSpecName("example.com", "gpu", "../../canary/x");
@@ -272,7 +258,7 @@ TEST(PathSafety, CdiSpecNamesNeverLeaveTheCdiRoot) {
   std::set<std::string> after = before;
   after.insert("d cdi");
   after.insert(absl::StrCat("f cdi/", transient, ".json"));
-  EXPECT_EQ(Tree(base.path()), after);
+  EXPECT_EQ(DirectoryTree(base.path()), after);
 }
 
 TEST(PathSafety, CdiKindsAndDeviceNamesRefusePathCharacters) {
@@ -327,7 +313,7 @@ TEST(PathSafety, DraCheckpointNameIsAFileName) {
     ExpectRefused(manager::dra::Checkpointer::Create(base.Path("kubelet"), name).status(), name,
                   "invalid DRA checkpoint name");
   }
-  EXPECT_THAT(Tree(base.path()), IsEmpty());
+  EXPECT_THAT(DirectoryTree(base.path()), IsEmpty());
 }
 
 }  // namespace
