@@ -8,11 +8,13 @@
 
 #include <cctype>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "absl/cleanup/cleanup.h"
@@ -21,7 +23,10 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/grpc_server.h"
+#include "common/log_flags.h"
 #include "common/logging.h"
+#include "common/metrics.h"
+#include "common/metrics_server.h"
 #include "common/status_macros.h"
 #include "common/unix_socket.h"
 #include "kdp/topology.h"
@@ -30,6 +35,7 @@
 #include "manager/src/devicemanager/plugin_watcher_handler.h"
 #include "manager/src/dra/manager.h"
 #include "manager/src/dra/plugin/dra_plugin_manager.h"
+#include "manager/src/manager_metrics.h"
 #include "manager/src/pluginmanager/plugin_manager.h"
 #include "manager/src/pod_manager.h"
 #include "manager/src/podresources/podresources_server.h"
@@ -62,10 +68,11 @@ kdp::manager::NumaInfo NumaInfoOf(const kdp::Topology& machine) {
 }
 
 // The topology manager's configuration from the flags; the machine's NUMA nodes and distances come
-// from hwloc (the live host, or `topology_xml`), as the kubelet's come from cadvisor.
+// from hwloc (the live host, or `topology_xml`), as the kubelet's come from cadvisor. `numa_cpus`
+// receives each node's CPUs (for kdpctl topology).
 absl::StatusOr<kdp::manager::TopologyManagerConfig> TopologyConfig(
     const std::string& policy, const std::string& scope, const std::string& policy_options,
-    const std::string& topology_xml) {
+    const std::string& topology_xml, std::map<int, std::vector<int>>* numa_cpus) {
   kdp::manager::TopologyManagerConfig config;
   KDP_ASSIGN_OR_RETURN(config.policy, kdp::manager::ParseTopologyPolicy(policy));
   KDP_ASSIGN_OR_RETURN(config.scope, kdp::manager::ParseTopologyScope(scope));
@@ -84,6 +91,9 @@ absl::StatusOr<kdp::manager::TopologyManagerConfig> TopologyConfig(
     return config;
   }
   config.numa = NumaInfoOf(**machine);
+  for (const kdp::NumaNode& node : (*machine)->numa_nodes()) {
+    (*numa_cpus)[node.os_index] = node.cpus;
+  }
   // The kubelet's start-up checks (at most max-allowable-numa-nodes nodes, known distances for
   // prefer-closest-numa-nodes), before any state is opened.
   KDP_RETURN_IF_ERROR(kdp::manager::ValidateNumaInfo(config.policy, config.options, config.numa));
@@ -145,7 +155,8 @@ int main(int argc, char** argv) {
       "<kubelet-root>/kdp/kubeconfig) stands in for the API server; pods are admitted with\n"
       "kdpctl; PodResources v1 is served on <kubelet-root>/pod-resources/kubelet.sock."};
   std::string kubelet_root = "/var/lib/kubelet";
-  std::string log_level = "info";
+  kdp::log::LogFlags log_flags;
+  std::string metrics_address = kdp::manager::kDefaultMetricsAddress;
   double dial_timeout_s = 10, call_timeout_s = 30, pre_start_timeout_s = 30;
   std::string grace_period = "5m";
   std::string compaction_delay = "1s";
@@ -176,9 +187,16 @@ int main(int argc, char** argv) {
                    ? "must be a directory path, not empty"
                    : "";
       });
-  app.add_option("--log-level", log_level, "debug, info, warning or error")
-      ->check(CLI::IsMember({"debug", "info", "warning", "error"}))
-      ->capture_default_str();
+  kdp::log::AddLogFlags(app, &log_flags);
+  CLI::Option* metrics_address_flag =
+      app.add_option("--metrics-address", metrics_address,
+                     "host:port ([::1]:port for IPv6) serving Prometheus /metrics (kubelet metric "
+                     "names: kubelet_device_plugin_*, dra_*; plus kdp_manager_*) and /healthz "
+                     "(fails while kubelet.sock is not served or the last state write failed); "
+                     "port 0 picks a free port (logged as \"serving metrics\"); \"\" disables. "
+                     "When the default's port is taken the manager runs without metrics; an "
+                     "address given explicitly must be bindable")
+          ->capture_default_str();
   app.add_option("--dial-timeout", dial_timeout_s,
                  "Seconds to dial a registering plugin and get its options")
       ->check(CLI::PositiveNumber)
@@ -283,9 +301,10 @@ int main(int argc, char** argv) {
   (void)absl::ParseDuration(grace_period, &grace);
   (void)absl::ParseDuration(compaction_delay, &compaction);
 
-  kdp::log::Level level;
-  kdp::log::ParseLevel(log_level, &level);
-  kdp::log::SetMinLevel(level);
+  if (absl::Status applied = kdp::log::ApplyLogFlags(log_flags); !applied.ok()) {
+    KDP_LOG_ERROR("Invalid logging flags", "err", applied.message());
+    return 2;
+  }
 
   // Signals are taken by sigwait() below; block them before any thread starts.
   sigset_t signals;
@@ -324,9 +343,23 @@ int main(int argc, char** argv) {
     KDP_LOG_WARNING("Cannot write our pid into the lock file", "lock", lock_path);
   }
 
+  // Metrics first, so that a bad --metrics-address fails before any state is touched. The
+  // server renders `registry`; the gauges read from the state are added once it exists.
+  kdp::metrics::Registry registry;
+  const kdp::manager::ManagerMetrics manager_metrics(&registry);
+  absl::StatusOr<std::unique_ptr<kdp::metrics::MetricsServer>> metrics_server =
+      kdp::manager::StartMetricsServer(metrics_address, metrics_address_flag->count() > 0,
+                                       &registry);
+  if (!metrics_server.ok()) {
+    KDP_LOG_ERROR("Cannot serve metrics", "address", metrics_address, "err",
+                  metrics_server.status().message());
+    return 1;
+  }
+
   // Before the state is opened: a bad configuration leaves the journal and checkpoint untouched.
-  absl::StatusOr<kdp::manager::TopologyManagerConfig> topology_config =
-      TopologyConfig(topology_policy, topology_scope, topology_policy_options, topology_xml);
+  std::map<int, std::vector<int>> numa_cpus;  // NUMA node → its CPUs, for GetTopology
+  absl::StatusOr<kdp::manager::TopologyManagerConfig> topology_config = TopologyConfig(
+      topology_policy, topology_scope, topology_policy_options, topology_xml, &numa_cpus);
   if (!topology_config.ok()) {
     KDP_LOG_ERROR("Invalid topology manager configuration", "err",
                   topology_config.status().message());
@@ -354,6 +387,7 @@ int main(int argc, char** argv) {
       .now = {},
       .store = store->get(),
       .numa_nodes = topology_config->numa.nodes,
+      .metrics = &manager_metrics,
   });
   absl::StatusOr<kdp::manager::TopologyManager> topology =
       kdp::manager::TopologyManager::Create(*topology_config, {&devices});
@@ -392,19 +426,23 @@ int main(int argc, char** argv) {
                 "Deleted the ResourceSlices of a DRA driver with no connected instance for 30s",
                 "driver", driver, "slices", wiped);
           },
+      .grpc_durations = manager_metrics.dra_grpc_operations_duration,
   });
   kdp::manager::resourceclaim::StoreClaimGetter claim_getter(&resources);
   absl::StatusOr<std::unique_ptr<kdp::manager::dra::DraManager>> dra =
-      kdp::manager::dra::DraManager::Create(
-          {.state_dir = kubelet_root,
-           .claims = &claim_getter,
-           .plugins = &dra_plugins,
-           .on_pod_health_changed = [](std::vector<std::string> pod_uids) {
-             // The kubelet's pod status sync: kdpctl reads the status when asked, so telling
-             // is all there is to do.
-             KDP_LOG_INFO("Health of allocated DRA devices changed", "pods",
-                          absl::StrJoin(pod_uids, ","));
-           }});
+      kdp::manager::dra::DraManager::Create({.state_dir = kubelet_root,
+                                             .claims = &claim_getter,
+                                             .plugins = &dra_plugins,
+                                             .on_pod_health_changed =
+                                                 [](std::vector<std::string> pod_uids) {
+                                                   // The kubelet's pod status sync: kdpctl reads
+                                                   // the status when asked, so telling is all there
+                                                   // is to do.
+                                                   KDP_LOG_INFO(
+                                                       "Health of allocated DRA devices changed",
+                                                       "pods", absl::StrJoin(pod_uids, ","));
+                                                 },
+                                             .metrics = &manager_metrics});
   if (!dra.ok()) {
     KDP_LOG_ERROR("DRA manager cannot start", "err", dra.status().ToString());
     return 1;
@@ -507,7 +545,8 @@ int main(int argc, char** argv) {
                                    .plugins = &plugin_manager,
                                    .persister = &persister,
                                    .resource_api_url = resource_api->url(),
-                                   .kubeconfig = *kubeconfig});
+                                   .kubeconfig = *kubeconfig,
+                                   .numa_cpus = std::move(numa_cpus)});
 
   if (absl::Status started = devices.Start(); !started.ok()) {
     KDP_LOG_ERROR("Device manager failed to start", "err", started.ToString());
@@ -527,6 +566,12 @@ int main(int argc, char** argv) {
     devices.Stop();
     return 1;
   }
+  // Scrapes read the state through these callbacks: the server stops before any of it goes.
+  kdp::manager::AddStateMetrics(&registry, metrics_server->get(), &devices, &pods, dra->get(),
+                                store->get());
+  absl::Cleanup stop_metrics = [&metrics_server] {
+    if (*metrics_server != nullptr) (*metrics_server)->Stop();
+  };
   KDP_LOG_INFO("kdp-manager ready", "kubeletRoot", kubelet_root, "node", node_name, "admin",
                admin_socket, "podResources", podresources_socket, "resourceApi",
                resource_api->url(), "kubeconfig", *kubeconfig);

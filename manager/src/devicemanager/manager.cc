@@ -16,7 +16,10 @@
 namespace kdp::manager {
 
 DeviceManager::DeviceManager(DeviceManagerOptions options)
-    : options_(std::move(options)), registration_server_(options_.plugins_dir, this) {}
+    : options_(std::move(options)),
+      registration_server_(
+          options_.plugins_dir, this,
+          options_.metrics != nullptr ? options_.metrics->plugin_registrations : nullptr) {}
 
 DeviceManager::~DeviceManager() { Stop(); }
 
@@ -525,7 +528,15 @@ absl::Status DeviceManager::AllocateContainerResources(
       pod_devices_.Rollback(pod.uid, container.name, resource);
       return absl::FailedPreconditionError(errors::UnknownDevicePlugin(resource));
     }
-    absl::StatusOr<v1beta1::AllocateResponse> response = endpoint->Allocate(picked);
+    absl::StatusOr<v1beta1::AllocateResponse> response;
+    {
+      // The kubelet times exactly the RPC (DevicePluginAllocationDuration).
+      metrics::ScopedTimer timer(
+          options_.metrics != nullptr
+              ? options_.metrics->plugin_alloc_duration->WithLabels({resource})
+              : nullptr);
+      response = endpoint->Allocate(picked);
+    }
     if (!response.ok()) {
       pod_devices_.Rollback(pod.uid, container.name, resource);
       return response.status();

@@ -31,6 +31,7 @@
 #include "manager/src/devicemanager/pod_devices.h"
 #include "manager/src/devicemanager/registration_server.h"
 #include "manager/src/devicemanager/run_options.h"
+#include "manager/src/manager_metrics.h"
 #include "manager/src/pod/pod.h"
 #include "manager/src/state/state_store.h"
 #include "manager/src/topologymanager/topology_manager.h"
@@ -70,6 +71,9 @@ struct DeviceManagerOptions {
   // The machine's NUMA nodes (Linux numbers, ascending), as the kubelet reads them from cadvisor:
   // topology hints never name another node. Empty: the devices' own nodes.
   std::vector<int> numa_nodes = {};
+  // Where registrations and Allocate durations are recorded (kubelet_device_plugin_*); nullptr:
+  // nowhere. Borrowed; must outlive the manager.
+  const ManagerMetrics* metrics = nullptr;
 };
 
 // One resource as the node reports it (GetCapacity).
@@ -101,6 +105,8 @@ class DeviceManager : public RegistrationHandler, public HintProvider {
   [[nodiscard]] absl::Status Start() ABSL_LOCKS_EXCLUDED(mu_);
   // Stops the registration server and every endpoint. Idempotent.
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+  // True while kubelet.sock is served (after Start(), before Stop()): /healthz.
+  bool RegistrationServing() const { return registration_server_.serving(); }
 
   // RegistrationHandler: rejects a second registration of a (resource, socket) that is still
   // connected (ALREADY_EXISTS, "device plugin already connected: <socket>"), dials the plugin,

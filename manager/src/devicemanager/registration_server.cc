@@ -35,10 +35,17 @@ absl::Status ValidateRegisterRequest(const v1beta1::RegisterRequest& request,
   return absl::OkStatus();
 }
 
-RegistrationServer::RegistrationServer(std::string plugins_dir, RegistrationHandler* handler)
+RegistrationServer::RegistrationServer(std::string plugins_dir, RegistrationHandler* handler,
+                                       metrics::CounterFamily* registrations)
     : plugins_dir_(std::move(plugins_dir)),
       socket_path_(absl::StrCat(plugins_dir_, "/kubelet.sock")),
-      handler_(handler) {}
+      handler_(handler),
+      registrations_(registrations) {}
+
+bool RegistrationServer::serving() const {
+  absl::MutexLock lock(&mu_);
+  return server_ != nullptr;
+}
 
 RegistrationServer::~RegistrationServer() { Stop(); }
 
@@ -70,6 +77,7 @@ void RegistrationServer::Stop() {
 grpc::Status RegistrationServer::Register(grpc::ServerContext*,
                                           const v1beta1::RegisterRequest* request,
                                           v1beta1::Empty*) {
+  if (registrations_ != nullptr) registrations_->WithLabels({request->resource_name()})->Inc();
   KDP_LOG_INFO("Got registration request from device plugin", "resourceName",
                request->resource_name(), "endpoint", request->endpoint(), "version",
                request->version());

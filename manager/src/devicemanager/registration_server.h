@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "common/metrics.h"
 #include "deviceplugin/v1beta1/api.grpc.pb.h"
 
 namespace kdp::manager {
@@ -38,7 +39,10 @@ absl::Status ValidateRegisterRequest(const v1beta1::RegisterRequest& request,
 
 class RegistrationServer final : public v1beta1::Registration::Service {
  public:
-  RegistrationServer(std::string plugins_dir, RegistrationHandler* handler);
+  // `registrations` (borrowed, may be null): kubelet_device_plugin_registration_total, counted on
+  // every Register call before anything else, as the kubelet counts it.
+  RegistrationServer(std::string plugins_dir, RegistrationHandler* handler,
+                     metrics::CounterFamily* registrations = nullptr);
   ~RegistrationServer() override;
 
   // Removes every socket in the directory (never the checkpoint), then serves kubelet.sock.
@@ -46,6 +50,8 @@ class RegistrationServer final : public v1beta1::Registration::Service {
   void Stop();
 
   const std::string& socket_path() const { return socket_path_; }
+  // True between a successful Start() and Stop(): kubelet.sock is served.
+  bool serving() const;
 
   grpc::Status Register(grpc::ServerContext* context, const v1beta1::RegisterRequest* request,
                         v1beta1::Empty* response) override;
@@ -54,7 +60,8 @@ class RegistrationServer final : public v1beta1::Registration::Service {
   const std::string plugins_dir_;
   const std::string socket_path_;
   RegistrationHandler* const handler_;
-  absl::Mutex mu_;
+  metrics::CounterFamily* const registrations_;
+  mutable absl::Mutex mu_;
   std::unique_ptr<grpc::Server> server_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -180,8 +180,20 @@ absl::StatusOr<std::unique_ptr<DraManager>> DraManager::Create(DraManagerOptions
 
 // ---- PrepareResources ---------------------------------------------------------------------------
 
+namespace {
+// dra_operations_duration_seconds{operation_name, is_error} of one call.
+void ObserveOperation(const ManagerMetrics* metrics, const char* operation,
+                      const absl::Status& status, const metrics::ScopedTimer& timer) {
+  if (metrics == nullptr) return;
+  metrics->dra_operations_duration->WithLabels({operation, status.ok() ? "false" : "true"})
+      ->Observe(timer.ElapsedSeconds());
+}
+}  // namespace
+
 absl::Status DraManager::PrepareResources(const Pod& pod) {
+  const metrics::ScopedTimer timer(nullptr);
   absl::Status status = Prepare(pod);
+  ObserveOperation(options_.metrics, "PrepareResources", status, timer);
   if (!status.ok()) {
     KDP_LOG_DEBUG("Failed to prepare dynamic resources", "pod", pod.namespace_ + "/" + pod.name,
                   "podUID", pod.uid, "err", status.message());
@@ -361,12 +373,16 @@ absl::Status DraManager::UnprepareResources(const Pod& pod) {
       if (name->name.has_value()) refs.push_back(ClaimRef{pod.namespace_, *name->name});
     }
   }
+  const metrics::ScopedTimer timer(nullptr);
   absl::Status status = Unprepare(pod.uid, refs);
+  ObserveOperation(options_.metrics, "UnprepareResources", status, timer);
   return status.ok() ? status : Prefixed(status, "unprepare dynamic resources: ");
 }
 
 absl::Status DraManager::UnprepareResourcesForPod(const std::string& pod_uid) {
+  const metrics::ScopedTimer timer(nullptr);
   absl::Status status = Unprepare(pod_uid, CachedClaimsOf(pod_uid));
+  ObserveOperation(options_.metrics, "UnprepareResources", status, timer);
   return status.ok() ? status : Prefixed(status, "unprepare dynamic resources: ");
 }
 

@@ -43,6 +43,7 @@
 #include "manager/src/dra/device_health_tracker.h"
 #include "manager/src/dra/health_info.h"
 #include "manager/src/dra/plugin/plugin.h"
+#include "manager/src/manager_metrics.h"
 #include "manager/src/pod/pod.h"
 #include "manager/src/resourceapi/types.h"
 
@@ -75,6 +76,9 @@ struct DraManagerOptions {
   std::function<void(std::vector<std::string> pod_uids)> on_pod_health_changed = {};
   // The health cache's clock; empty: absl::Now. For tests.
   std::function<absl::Time()> clock = {};
+  // Where PrepareResources/UnprepareResources durations are recorded
+  // (dra_operations_duration_seconds); nullptr: nowhere. Borrowed; must outlive the manager.
+  const ManagerMetrics* metrics = nullptr;
 };
 
 class DraManager {

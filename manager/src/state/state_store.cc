@@ -387,9 +387,17 @@ void StateStore::StartCompaction(std::function<StateSnapshot()> snapshot) {
 
 absl::Status StateStore::Record(const std::string& payload, bool sync, const ApplyFn& apply) {
   absl::ReaderMutexLock change(&change_mu_);
-  KDP_ASSIGN_OR_RETURN(uint64_t seq, journal_->Append(payload, sync));
+  absl::StatusOr<uint64_t> appended = journal_->Append(payload, sync);
+  if (!appended.ok()) {
+    absl::MutexLock lock(&mu_);
+    last_write_status_ = appended.status();
+    ++write_failures_;
+    return appended.status();
+  }
+  const uint64_t seq = *appended;
   if (apply) apply();
   absl::MutexLock lock(&mu_);
+  last_write_status_ = absl::OkStatus();
   tail_.push_back({.seq = seq, .payload = payload});
   if (!dirty_) {
     dirty_ = true;
@@ -473,8 +481,10 @@ absl::Status StateStore::Compact() {
     ++compactions_;
     return absl::OkStatus();
   }();
+  absl::MutexLock lock(&mu_);
+  last_write_status_ = status;
   if (!status.ok()) {
-    absl::MutexLock lock(&mu_);
+    ++write_failures_;
     if (!dirty_) {
       dirty_ = true;
       dirty_since_ = absl::Now();
@@ -531,6 +541,16 @@ void StateStore::Close() {
 uint64_t StateStore::compactions() const {
   absl::MutexLock lock(&mu_);
   return compactions_;
+}
+
+absl::Status StateStore::last_write_status() const {
+  absl::MutexLock lock(&mu_);
+  return last_write_status_;
+}
+
+uint64_t StateStore::write_failures() const {
+  absl::MutexLock lock(&mu_);
+  return write_failures_;
 }
 
 }  // namespace kdp::manager

@@ -123,6 +123,11 @@ class StateStore {
 
   // Compactions done so far (for tests and the admin status).
   uint64_t compactions() const ABSL_LOCKS_EXCLUDED(mu_);
+  // The outcome of the latest write (a journal append or a compaction): OK until one fails, then
+  // that failure (e.g. RESOURCE_EXHAUSTED, disk full) until a later write succeeds. /healthz.
+  absl::Status last_write_status() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Writes that failed so far (kdp_manager_state_write_failures_total).
+  uint64_t write_failures() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   StateStore(StateStoreOptions options, std::unique_ptr<Journal> journal);
@@ -146,6 +151,8 @@ class StateStore {
   bool closing_ ABSL_GUARDED_BY(mu_) = false;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t compactions_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Status last_write_status_ ABSL_GUARDED_BY(mu_);
+  uint64_t write_failures_ ABSL_GUARDED_BY(mu_) = 0;
   std::thread thread_;
 };
 

@@ -9,6 +9,7 @@
 #include "dra/v1/api.grpc.pb.h"
 #include "dra/v1beta1/api.grpc.pb.h"
 #include "manager/src/dra/plugin/conversion.h"
+#include "manager/src/manager_metrics.h"
 #include "manager/src/pluginmanager/grpc_error.h"
 
 namespace kdp::manager::dra {
@@ -35,19 +36,34 @@ absl::Status UnsupportedService(const std::string& service) {
 }  // namespace
 
 DraPluginClient::DraPluginClient(std::string driver_name, std::string endpoint, std::string service,
-                                 absl::Duration call_timeout)
+                                 absl::Duration call_timeout,
+                                 metrics::HistogramFamily* grpc_durations)
     : driver_name_(std::move(driver_name)),
       endpoint_(std::move(endpoint)),
       service_(std::move(service)),
       call_timeout_(call_timeout),
       registered_at_(absl::Now()),
-      channel_(NewChannel(endpoint_)) {
+      channel_(NewChannel(endpoint_)),
+      grpc_durations_(grpc_durations) {
   // grpc.NewClient + conn.Connect(): find out early whether the plugin is really there.
   channel_->GetState(/*try_to_connect=*/true);
 }
 
 bool DraPluginClient::Connected() const {
   return channel_->GetState(/*try_to_connect=*/true) == GRPC_CHANNEL_READY;
+}
+
+void DraPluginClient::Observe(const char* method, const grpc::Status& status,
+                              const metrics::ScopedTimer& timer) {
+  if (grpc_durations_ == nullptr) return;
+  // The full gRPC path of the service actually called, as the kubelet's interceptor sees it.
+  const char* service = service_ == kDraV1beta1Service
+                            ? drapbv1beta1::DRAPlugin::service_full_name()
+                            : drapb::DRAPlugin::service_full_name();
+  grpc_durations_
+      ->WithLabels({driver_name_, absl::StrCat("/", service, "/", method),
+                    GrpcCodeName(status.error_code())})
+      ->Observe(timer.ElapsedSeconds());
 }
 
 void DraPluginClient::SetDeadline(grpc::ClientContext* context) const {
@@ -62,6 +78,7 @@ absl::StatusOr<drapb::NodePrepareResourcesResponse> DraPluginClient::NodePrepare
   SetDeadline(&context);
   grpc::Status status;
   drapb::NodePrepareResourcesResponse response;
+  const metrics::ScopedTimer timer(nullptr);
   if (service_ == kDraV1Service) {
     status =
         drapb::DRAPlugin::NewStub(channel_)->NodePrepareResources(&context, request, &response);
@@ -73,6 +90,7 @@ absl::StatusOr<drapb::NodePrepareResourcesResponse> DraPluginClient::NodePrepare
   } else {
     return UnsupportedService(service_);
   }
+  Observe("NodePrepareResources", status, timer);
   if (!status.ok()) return FromGrpcStatusGoStyle(status);
   return response;
 }
@@ -85,6 +103,7 @@ absl::StatusOr<drapb::NodeUnprepareResourcesResponse> DraPluginClient::NodeUnpre
   SetDeadline(&context);
   grpc::Status status;
   drapb::NodeUnprepareResourcesResponse response;
+  const metrics::ScopedTimer timer(nullptr);
   if (service_ == kDraV1Service) {
     status =
         drapb::DRAPlugin::NewStub(channel_)->NodeUnprepareResources(&context, request, &response);
@@ -96,6 +115,7 @@ absl::StatusOr<drapb::NodeUnprepareResourcesResponse> DraPluginClient::NodeUnpre
   } else {
     return UnsupportedService(service_);
   }
+  Observe("NodeUnprepareResources", status, timer);
   if (!status.ok()) return FromGrpcStatusGoStyle(status);
   return response;
 }

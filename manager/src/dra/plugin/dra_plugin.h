@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/metrics.h"
 #include "manager/src/dra/plugin/plugin.h"
 
 namespace kdp::manager::dra {
@@ -30,8 +31,10 @@ class DraPluginClient final : public DraPlugin {
  public:
   // `service` is kDraV1Service or kDraV1beta1Service (anything else fails every call with
   // INTERNAL "internal error: unsupported chosen service: \"<service>\"", as the kubelet does).
+  // `grpc_durations` (borrowed, may be null): dra_grpc_operations_duration_seconds{driver_name,
+  // method_name, grpc_status_code}, observed for every call as the kubelet's interceptor does.
   DraPluginClient(std::string driver_name, std::string endpoint, std::string service,
-                  absl::Duration call_timeout);
+                  absl::Duration call_timeout, metrics::HistogramFamily* grpc_durations = nullptr);
 
   DraPluginClient(const DraPluginClient&) = delete;
   DraPluginClient& operator=(const DraPluginClient&) = delete;
@@ -54,6 +57,7 @@ class DraPluginClient final : public DraPlugin {
 
  private:
   void SetDeadline(grpc::ClientContext* context) const;
+  void Observe(const char* method, const grpc::Status& status, const metrics::ScopedTimer& timer);
 
   const std::string driver_name_;
   const std::string endpoint_;
@@ -61,6 +65,7 @@ class DraPluginClient final : public DraPlugin {
   const absl::Duration call_timeout_;
   const absl::Time registered_at_;
   const std::shared_ptr<grpc::Channel> channel_;
+  metrics::HistogramFamily* const grpc_durations_;
 };
 
 }  // namespace kdp::manager::dra

@@ -134,7 +134,8 @@ absl::Status DraPluginManager::RegisterPlugin(const std::string& driver,
   if (!chosen.ok()) return InvalidVersions(driver, endpoint, chosen.status());
   if (absl::Status valid = ValidateNames(driver, endpoint); !valid.ok()) return valid;
   const std::string health_service = ChooseHealthService(versions);
-  auto client = std::make_shared<DraPluginClient>(driver, endpoint, *chosen, options_.call_timeout);
+  auto client = std::make_shared<DraPluginClient>(driver, endpoint, *chosen, options_.call_timeout,
+                                                  options_.grpc_durations);
   size_t count = 0;
   bool streaming = false;
   {

@@ -59,6 +59,9 @@ struct DraPluginManagerOptions {
   absl::Duration connection_check_interval = absl::Seconds(1);
   // Wait between two NodeWatchResources calls of an instance's health stream (the kubelet's 5 s).
   absl::Duration health_retry_period = absl::Seconds(kHealthStreamRetrySeconds);
+  // dra_grpc_operations_duration_seconds, handed to every client; nullptr: not recorded.
+  // Borrowed; must outlive the manager.
+  metrics::HistogramFamily* grpc_durations = nullptr;
 };
 
 // One registered instance, for status output.

@@ -1,0 +1,169 @@
+// kdp-manager's kubelet-named metric families.
+#include "manager/src/manager_metrics.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/logging.h"
+#include "manager/src/devicemanager/manager.h"
+#include "manager/src/dra/manager.h"
+#include "manager/src/pod_manager.h"
+#include "manager/src/state/state_store.h"
+
+namespace kdp::manager {
+
+ManagerMetrics::ManagerMetrics(metrics::Registry* registry)
+    // Help texts as the kubelet's /metrics shows them, stability prefix included.
+    : plugin_registrations(registry->AddCounter(
+          "kubelet_device_plugin_registration_total",
+          "[ALPHA] Cumulative number of device plugin registrations. Broken down by resource name.",
+          {"resource_name"})),
+      plugin_alloc_duration(registry->AddHistogram(
+          "kubelet_device_plugin_alloc_duration_seconds",
+          "[ALPHA] Duration in seconds to serve a device plugin Allocation request. Broken down by "
+          "resource name.",
+          {"resource_name"}, metrics::DefaultBuckets())),
+      dra_operations_duration(registry->AddHistogram(
+          "dra_operations_duration_seconds",
+          "[ALPHA] Latency histogram in seconds for the duration of handling all ResourceClaims "
+          "referenced by a pod when the pod starts or stops. Identified by the name of the "
+          "operation (PrepareResources or UnprepareResources) and separated by the success of the "
+          "operation. The number of failed operations is provided through the histogram's overall "
+          "count.",
+          {"operation_name", "is_error"}, metrics::DefaultBuckets())),
+      dra_grpc_operations_duration(registry->AddHistogram(
+          "dra_grpc_operations_duration_seconds",
+          "[ALPHA] Duration in seconds of the DRA gRPC operations",
+          {"driver_name", "method_name", "grpc_status_code"}, metrics::DefaultBuckets())) {}
+
+absl::StatusOr<std::unique_ptr<metrics::MetricsServer>> StartMetricsServer(
+    const std::string& address, bool explicitly_set, const metrics::Registry* registry) {
+  if (address.empty()) {
+    KDP_LOG_INFO("Metrics and health endpoints disabled (--metrics-address \"\")");
+    return std::unique_ptr<metrics::MetricsServer>();
+  }
+  auto server = std::make_unique<metrics::MetricsServer>(
+      metrics::MetricsServerOptions{.address = address, .registry = registry});
+  if (absl::Status started = server->Start(); !started.ok()) {
+    if (explicitly_set || started.code() == absl::StatusCode::kInvalidArgument) return started;
+    KDP_LOG_WARNING("The default metrics address is not available; running without metrics",
+                    "address", address, "err", started.message());
+    return std::unique_ptr<metrics::MetricsServer>();
+  }
+  KDP_LOG_INFO("serving metrics", "address", server->address(), "port", server->port());
+  return server;
+}
+
+void AddStateMetrics(metrics::Registry* registry, metrics::MetricsServer* server,
+                     const DeviceManager* devices, const PodManager* pods,
+                     const dra::DraManager* dra, const StateStore* store) {
+  if (dra != nullptr) {
+    registry->AddCallback(
+        "dra_resource_claims_in_use",
+        "[ALPHA] The number of ResourceClaims that are currently in use on the node, by driver "
+        "name (driver_name label value) and across all drivers (special value <any> for "
+        "driver_name). Note that the sum of all by-driver counts is not the total number of "
+        "in-use ResourceClaims because the same ResourceClaim might use devices from different "
+        "drivers. Instead, use the count for the <any> driver_name.",
+        metrics::MetricType::kGauge, {"driver_name"}, [dra] {
+          std::vector<metrics::LabeledValue> values;
+          for (const auto& [driver, count] : dra->ClaimsInUse()) {
+            values.push_back({.label_values = {driver}, .value = static_cast<double>(count)});
+          }
+          return values;
+        });
+  }
+  if (pods != nullptr) {
+    registry->AddCallbackGauge("kdp_manager_pods", "Pods admitted and not deleted.", [pods] {
+      return static_cast<double>(pods->ActivePodUids().size());
+    });
+  }
+  if (devices != nullptr) {
+    registry->AddCallback(
+        "kdp_manager_devices",
+        "Devices of each device-plugin resource as the plugins last reported them, by health.",
+        metrics::MetricType::kGauge, {"resource_name", "health"}, [devices] {
+          std::vector<metrics::LabeledValue> values;
+          for (const auto& resource : devices->SharedResources()) {
+            const int64_t healthy = resource->allocatable();
+            values.push_back({.label_values = {resource->name, "healthy"},
+                              .value = static_cast<double>(healthy)});
+            values.push_back({.label_values = {resource->name, "unhealthy"},
+                              .value = static_cast<double>(resource->capacity() - healthy)});
+          }
+          return values;
+        });
+  }
+  if (store != nullptr) {
+    registry->AddCallback(
+        "kdp_manager_state_write_failures_total",
+        "Journal appends and checkpoint compactions that failed (disk full, "
+        "I/O errors).",
+        metrics::MetricType::kCounter, {}, [store] {
+          return std::vector<metrics::LabeledValue>{
+              {.label_values = {}, .value = static_cast<double>(store->write_failures())}};
+        });
+  }
+  if (server == nullptr) return;
+  if (devices != nullptr) {
+    server->AddHealthCheck({.name = "registration", .check = [devices] {
+                              return devices->RegistrationServing()
+                                         ? absl::OkStatus()
+                                         : absl::UnavailableError(
+                                               "the device plugin registration socket "
+                                               "(kubelet.sock) is not served");
+                            }});
+  }
+  if (store != nullptr) {
+    server->AddHealthCheck({.name = "state", .check = [store] {
+                              absl::Status last = store->last_write_status();
+                              if (last.ok()) return last;
+                              return absl::UnavailableError(
+                                  absl::StrCat("the last state write failed: ", last.ToString()));
+                            }});
+  }
+}
+
+std::string GrpcCodeName(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::OK:
+      return "OK";
+    case grpc::StatusCode::CANCELLED:
+      return "Canceled";
+    case grpc::StatusCode::UNKNOWN:
+      return "Unknown";
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return "InvalidArgument";
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return "DeadlineExceeded";
+    case grpc::StatusCode::NOT_FOUND:
+      return "NotFound";
+    case grpc::StatusCode::ALREADY_EXISTS:
+      return "AlreadyExists";
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return "PermissionDenied";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return "ResourceExhausted";
+    case grpc::StatusCode::FAILED_PRECONDITION:
+      return "FailedPrecondition";
+    case grpc::StatusCode::ABORTED:
+      return "Aborted";
+    case grpc::StatusCode::OUT_OF_RANGE:
+      return "OutOfRange";
+    case grpc::StatusCode::UNIMPLEMENTED:
+      return "Unimplemented";
+    case grpc::StatusCode::INTERNAL:
+      return "Internal";
+    case grpc::StatusCode::UNAVAILABLE:
+      return "Unavailable";
+    case grpc::StatusCode::DATA_LOSS:
+      return "DataLoss";
+    case grpc::StatusCode::UNAUTHENTICATED:
+      return "Unauthenticated";
+    default:
+      return "Code(" + std::to_string(static_cast<int>(code)) + ")";
+  }
+}
+
+}  // namespace kdp::manager
