@@ -19,6 +19,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -28,6 +29,7 @@
 #include "kdp/admin/v1/admin.grpc.pb.h"
 #include "manager/kdpctl/checkpoint_command.h"
 #include "manager/kdpctl/render.h"
+#include "manager/src/admin/topology_render.h"
 
 namespace kdp::kdpctl {
 namespace {
@@ -209,6 +211,53 @@ int RunDeletePod(AdminClient& client, const GlobalFlags& flags, const std::strin
   return kExitOk;
 }
 
+// Writes `contents` to `path` (created with mode 0644 or truncated); the error names the file.
+absl::Status WriteFile(const std::string& path, const std::string& contents) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return absl::UnknownError(absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
+  }
+  size_t done = 0;
+  while (done < contents.size()) {
+    const ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error = errno;
+      ::close(fd);
+      return absl::UnknownError(absl::StrCat("cannot write ", path, ": ", std::strerror(error)));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) {
+    return absl::UnknownError(absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+// `kdpctl topology`: the tree (or JSON) on stdout; with `svg_file`, the SVG written there too
+// ("-": the SVG on stdout instead of the tree).
+int RunTopology(AdminClient& client, const GlobalFlags& flags, const std::string& svg_file,
+                bool ascii) {
+  admin::NodeTopology topology;
+  auto context = client.NewContext();
+  grpc::Status rpc =
+      client.stub().GetTopology(context.get(), admin::GetTopologyRequest(), &topology);
+  if (!rpc.ok()) return client.ReportError(rpc);
+  if (svg_file == "-") {
+    std::cout << manager::TopologySvg(topology);
+    return kExitOk;
+  }
+  if (!svg_file.empty()) {
+    if (absl::Status written = WriteFile(svg_file, manager::TopologySvg(topology)); !written.ok()) {
+      std::cerr << "kdpctl: " << written.message() << "\n";
+      return kExitFailure;
+    }
+  }
+  std::cout << (flags.output == "json" ? DumpJson(manager::TopologyJson(topology))
+                                       : manager::TopologyTree(topology, {.ascii = ascii}));
+  return kExitOk;
+}
+
 void AddOutputFlag(CLI::App* command, GlobalFlags* flags) {
   command->add_option("-o,--output", flags->output, "Output format: text (default) or json")
       ->check(CLI::IsMember({"text", "json"}))
@@ -237,6 +286,10 @@ int Main(int argc, char** argv) {
       "                                                   or dra_manager_state)\n"
       "                                                   (exit 2 when not one or checksum bad)\n"
       "  kdpctl checkpoint convert --to v2 IN OUT         rewrite a v1/v2 checkpoint as v2\n"
+      "  kdpctl topology [--svg FILE] [-o json]           the node as a tree (--ascii): NUMA "
+      "nodes,\n"
+      "                                                   CPUs, devices, health and holders;\n"
+      "                                                   --svg also draws it (GetTopology)\n"
       "Global flags may follow the command. 'kdpctl COMMAND --help' lists a command's flags;\n"
       "docs/kdpctl.md documents the JSON printed with -o json.");
   app.fallthrough();
@@ -291,6 +344,23 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   AddOutputFlag(delete_pod, &flags);
 
+  std::string svg_file;
+  bool ascii = false;
+  CLI::App* topology = app.add_subcommand(
+      "topology",
+      "Show the node as a tree: NUMA nodes with their CPUs, then each resource's devices with "
+      "health and the pod/container holding them ('free'); devices without NUMA affinity on "
+      "their own branch (GetTopology)");
+  topology
+      ->add_option("--svg", svg_file,
+                   "Also write the node as an SVG picture to FILE (NUMA nodes as boxes, devices "
+                   "coloured by health and labelled with their holder); '-' prints the SVG "
+                   "instead of the tree")
+      ->type_name("FILE");
+  topology->add_flag("--ascii", ascii,
+                     "Draw the tree with ASCII instead of box-drawing characters");
+  AddOutputFlag(topology, &flags);
+
   std::string checkpoint_file, convert_to = "v2", convert_in, convert_out;
   CLI::App* checkpoint = app.add_subcommand(
       "checkpoint", "Offline tools for kubelet_internal_checkpoint and dra_manager_state files");
@@ -335,6 +405,7 @@ int Main(int argc, char** argv) {
   if (apply->parsed()) return RunApply(client, flags, file, std::move(manifest));
   if (get_pods->parsed()) return RunGetPods(client, flags);
   if (delete_pod->parsed()) return RunDeletePod(client, flags, pod_namespace, pod_name);
+  if (topology->parsed()) return RunTopology(client, flags, svg_file, ascii);
   std::cerr << app.help();
   return kExitUsage;
 }

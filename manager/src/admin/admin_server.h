@@ -5,6 +5,7 @@
 #ifndef KDP_MANAGER_SRC_ADMIN_ADMIN_SERVER_H_
 #define KDP_MANAGER_SRC_ADMIN_ADMIN_SERVER_H_
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,8 +26,8 @@ namespace kdp::manager {
 void ToAdminPod(const AdmittedPod& pod, kdp::admin::v1::Pod* out,
                 const std::vector<resourceclaim::PodClaimView>& claims = {});
 
-// The DRA side of the node, for Apply and the status; every pointer may be null (a manager
-// without DRA) and is borrowed for the server's lifetime.
+// The DRA side of the node, for Apply and the status, and the machine's CPUs for GetTopology;
+// every pointer may be null (a manager without DRA) and is borrowed for the server's lifetime.
 struct AdminDraSources {
   resourceapi::ObjectStore* resources = nullptr;
   resourceclaim::PodClaimController* claims = nullptr;
@@ -37,6 +38,9 @@ struct AdminDraSources {
   resourceapi::StorePersister* persister = nullptr;
   std::string resource_api_url = {};
   std::string kubeconfig = {};
+  // Linux NUMA node number → the CPUs whose home node it is (kdp::NumaNode::cpus), for
+  // GetTopology; empty when the machine could not be read (CPUs are then shown as unknown).
+  std::map<int, std::vector<int>> numa_cpus = {};
 };
 
 class AdminServer final : public kdp::admin::v1::Admin::Service {
@@ -58,6 +62,10 @@ class AdminServer final : public kdp::admin::v1::Admin::Service {
                          kdp::admin::v1::DeletePodResponse* response) override;
   grpc::Status Apply(grpc::ServerContext* context, const kdp::admin::v1::ApplyRequest* request,
                      kdp::admin::v1::ApplyResponse* response) override;
+  // Defined in admin_topology.cc.
+  grpc::Status GetTopology(grpc::ServerContext* context,
+                           const kdp::admin::v1::GetTopologyRequest* request,
+                           kdp::admin::v1::NodeTopology* response) override;
 
  private:
   // The device registry as DeviceManager::SharedResources() returns it.
@@ -65,6 +73,10 @@ class AdminServer final : public kdp::admin::v1::Admin::Service {
   // `resources`: a snapshot of the device registry, for health.
   void RenderPod(const AdmittedPod& pod, const Registry& resources, kdp::admin::v1::Pod* out) const;
   void AddDraStatus(kdp::admin::v1::NodeStatus* status) const;
+  // GetTopology's DRA part: the node's ResourceSlices' devices, and the prepared devices no
+  // slice lists any more, with their holders and health.
+  void AddDraTopology(const std::vector<AdmittedPod>& pods,
+                      kdp::admin::v1::NodeTopology* topology) const;
   // The kubelet's containerStatuses[].allocatedResourcesStatus for every container of `out`.
   void AddAllocatedResourcesStatus(const AdmittedPod& pod, const Registry& resources,
                                    kdp::admin::v1::Pod* out) const;
