@@ -4,6 +4,8 @@
 
 #include <grpcpp/support/status.h>
 
+#include <string>
+
 #include "absl/status/status.h"
 
 namespace kdp {
@@ -11,6 +13,10 @@ namespace kdp {
 // Same code (the two enums share numbering) and message.
 grpc::Status ToGrpcStatus(const absl::Status& status);
 absl::Status FromGrpcStatus(const grpc::Status& status);
+
+// The name grpc-go's codes.Code.String() gives `code` ("OK", "Canceled", "DeadlineExceeded", ...;
+// "Code(N)" outside the known codes): the kubelet's error texts and metric labels use it.
+std::string GoGrpcCodeName(grpc::StatusCode code);
 
 }  // namespace kdp
 

@@ -9,8 +9,6 @@
 #ifndef KDP_MANAGER_SRC_MANAGER_METRICS_H_
 #define KDP_MANAGER_SRC_MANAGER_METRICS_H_
 
-#include <grpcpp/grpcpp.h>
-
 #include <memory>
 #include <string>
 
@@ -64,10 +62,6 @@ absl::StatusOr<std::unique_ptr<metrics::MetricsServer>> StartMetricsServer(
 void AddStateMetrics(metrics::Registry* registry, metrics::MetricsServer* server,
                      const DeviceManager* devices, const PodManager* pods,
                      const dra::DraManager* dra, const StateStore* store);
-
-// The name Go's codes.Code.String() gives a gRPC status code ("OK", "DeadlineExceeded", ...), the
-// kubelet's grpc_status_code label value.
-std::string GrpcCodeName(grpc::StatusCode code);
 
 }  // namespace kdp::manager
 

@@ -7,6 +7,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/grpc_status.h"
 #include "common/logging.h"
 
 namespace kdp::manager::dra {
@@ -16,51 +17,11 @@ absl::Status Prefixed(const absl::Status& status, absl::string_view prefix) {
   return absl::Status(status.code(), absl::StrCat(prefix, status.message()));
 }
 
-// grpc-go's code names, for errors worded as the kubelet prints a gRPC status.
-const char* GoCodeName(absl::StatusCode code) {
-  switch (code) {
-    case absl::StatusCode::kOk:
-      return "OK";
-    case absl::StatusCode::kCancelled:
-      return "Canceled";
-    case absl::StatusCode::kInvalidArgument:
-      return "InvalidArgument";
-    case absl::StatusCode::kDeadlineExceeded:
-      return "DeadlineExceeded";
-    case absl::StatusCode::kNotFound:
-      return "NotFound";
-    case absl::StatusCode::kAlreadyExists:
-      return "AlreadyExists";
-    case absl::StatusCode::kPermissionDenied:
-      return "PermissionDenied";
-    case absl::StatusCode::kResourceExhausted:
-      return "ResourceExhausted";
-    case absl::StatusCode::kFailedPrecondition:
-      return "FailedPrecondition";
-    case absl::StatusCode::kAborted:
-      return "Aborted";
-    case absl::StatusCode::kOutOfRange:
-      return "OutOfRange";
-    case absl::StatusCode::kUnimplemented:
-      return "Unimplemented";
-    case absl::StatusCode::kInternal:
-      return "Internal";
-    case absl::StatusCode::kUnavailable:
-      return "Unavailable";
-    case absl::StatusCode::kDataLoss:
-      return "DataLoss";
-    case absl::StatusCode::kUnauthenticated:
-      return "Unauthenticated";
-    default:
-      return "Unknown";
-  }
-}
-
 // "<method>: rpc error: code = DeadlineExceeded desc = …", as the kubelet wraps a gRPC error.
 absl::Status RpcError(absl::string_view method, const absl::Status& status) {
   std::string text(status.message());
   if (!absl::StartsWith(text, "rpc error:")) {
-    text = absl::StrCat("rpc error: code = ", GoCodeName(status.code()), " desc = ", text);
+    text = absl::StrCat("rpc error: code = ", GoGrpcCodeName(static_cast<grpc::StatusCode>(status.code())), " desc = ", text);
   }
   return absl::Status(status.code(), absl::StrCat(method, ": ", text));
 }

@@ -12,12 +12,9 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "common/grpc_status.h"  // GoGrpcCodeName
 
 namespace kdp::manager {
-
-// Go's codes.Code String(): "OK", "Canceled", "Unknown", "InvalidArgument", "DeadlineExceeded",
-// ... "Unauthenticated"; "Code(<n>)" for a number outside the enum.
-std::string GoGrpcCodeName(grpc::StatusCode code);
 
 // status.Error(...).Error() of grpc-go: "rpc error: code = <GoGrpcCodeName> desc = <message>".
 // gRPC C++'s client-side "Deadline Exceeded" becomes Go's "context deadline exceeded" (the text

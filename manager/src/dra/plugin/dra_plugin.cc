@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/grpc_status.h"
 #include "common/logging.h"
 #include "common/resource_name.h"
 #include "common/unix_socket.h"
@@ -62,7 +63,7 @@ void DraPluginClient::Observe(const char* method, const grpc::Status& status,
                             : drapb::DRAPlugin::service_full_name();
   grpc_durations_
       ->WithLabels({driver_name_, absl::StrCat("/", service, "/", method),
-                    GrpcCodeName(status.error_code())})
+                    GoGrpcCodeName(status.error_code())})
       ->Observe(timer.ElapsedSeconds());
 }
 
