@@ -1,8 +1,8 @@
 #include "common/grpc_status.h"
 
-#include "absl/strings/str_cat.h"
-
 #include <string>
+
+#include "absl/strings/str_cat.h"
 
 namespace kdp {
 

@@ -243,4 +243,21 @@ void MetricsServer::ServeHealthz(const httplib::Request& request, httplib::Respo
   }
 }
 
+absl::StatusOr<std::unique_ptr<MetricsServer>> StartMetricsServer(MetricsServerOptions options,
+                                                                  bool required,
+                                                                  std::string_view what) {
+  if (options.address.empty()) return std::unique_ptr<MetricsServer>();
+  const std::string address = options.address;
+  auto server = std::make_unique<MetricsServer>(std::move(options));
+  if (absl::Status started = server->Start(); !started.ok()) {
+    if (required || absl::IsInvalidArgument(started)) return started;
+    KDP_LOG_WARNING("Cannot serve metrics; running without them", "what", what, "address", address,
+                    "err", started.message());
+    return std::unique_ptr<MetricsServer>();
+  }
+  KDP_LOG_INFO("serving metrics", "what", what, "address", server->address(), "port",
+               server->port());
+  return server;
+}
+
 }  // namespace kdp::metrics

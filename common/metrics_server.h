@@ -116,6 +116,17 @@ class MetricsServer {
   std::vector<HealthCheck> checks_ ABSL_GUARDED_BY(checks_mu_);
 };
 
+// A process's --metrics-address, started the one way every kdp program does: nullptr when
+// `options.address` is "" (disabled); when the address cannot be bound and `required` is false,
+// logs a warning and returns nullptr (a default port held by another process, as when tests start
+// many managers or plugins, must not stop the program). Otherwise Start()'s error: UNAVAILABLE
+// naming the address, INVALID_ARGUMENT for a malformed one (whatever `required` says). On success
+// logs "serving metrics" with `what`, the bound address and port, so one grep finds every
+// process's endpoint.
+absl::StatusOr<std::unique_ptr<MetricsServer>> StartMetricsServer(MetricsServerOptions options,
+                                                                  bool required,
+                                                                  std::string_view what);
+
 }  // namespace kdp::metrics
 
 #endif  // KDP_COMMON_METRICS_SERVER_H_

@@ -10,12 +10,12 @@
 #include "CLI/CLI.hpp"
 #include "examples/dra-driver/gpu_dra_driver.h"
 #include "kdp/dra_driver.h"
+#include "kdp/logging.h"
 
 int main(int argc, char** argv) {
   kdp::DraRunnerOptions runner_options;
   kdp::example::GpuDraDriverOptions options;
   std::string vendor;
-  std::string log_level = "info";
 
   CLI::App app{
       "kdp-dra-driver: publishes the GPUs (PCI class 0x0300/0x0302) of this node as DRA devices "
@@ -48,13 +48,38 @@ int main(int argc, char** argv) {
   app.add_option("--instance-suffix", runner_options.instance_suffix,
                  "rolling update (kubelet >= 1.33): a per-instance suffix such as the pod UID, for "
                  "socket names of its own");
-  app.add_option("--log-level", log_level, "lowest level logged")
-      ->capture_default_str()
+  runner_options.metrics_address = "127.0.0.1:9472";
+  CLI::Option* metrics_flag =
+      app.add_option(
+             "--metrics-address", runner_options.metrics_address,
+             "serve Prometheus metrics at http://ADDRESS/metrics and a health check at "
+             "/healthz (failing while the kubelet has not registered the driver, or listing GPUs "
+             "or publishing ResourceSlices fails): host:port, port 0 for any free "
+             "port, \"\" to disable. Without this flag a default port in use only "
+             "logs a warning")
+          ->capture_default_str();
+  kdp::LogOptions log_options;
+  app.add_option("--log-level", log_options.level,
+                 "lowest level logged: debug, info, warning or error (default: $KDP_LOG_LEVEL, "
+                 "else info)")
       ->check(CLI::IsMember({"debug", "info", "warning", "error"}));
+  app.add_option("--log-format", log_options.format,
+                 "log line format: text (klog-like) or json (one JSON object per line; default: "
+                 "$KDP_LOG_FORMAT, else text)")
+      ->check(CLI::IsMember({"text", "json"}));
+  app.add_option("-v,--verbosity", log_options.verbosity,
+                 "log verbosity: 0 logs at --log-level, 1 or more logs debug lines too")
+      ->check(CLI::NonNegativeNumber);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     return app.exit(error) == 0 ? 0 : 2;
+  }
+  // Given explicitly, the address must be served; the default may be taken by another plugin.
+  runner_options.metrics_required = metrics_flag->count() > 0;
+  if (absl::Status logging = kdp::SetLogOptions(log_options); !logging.ok()) {
+    std::fprintf(stderr, "%s\n", logging.ToString().c_str());
+    return 2;
   }
   if (runner_options.node_name.empty()) {
     if (const char* env = std::getenv("NODE_NAME"); env != nullptr) runner_options.node_name = env;
@@ -72,7 +97,6 @@ int main(int argc, char** argv) {
     }
     options.vendor_id = *vendor_id;
   }
-  setenv("KDP_LOG_LEVEL", log_level.c_str(), /*overwrite=*/1);
   // hwloc dlopen()s every plugin it ships before loading a topology: libxml2 with ICU, OpenCL
   // and X11, several milliseconds of the start-up and those libraries' pages, for OS devices
   // this program never reads and an XML parser its builtin one replaces. hwloc_pci stays: on a

@@ -9,13 +9,13 @@
 
 #include "CLI/CLI.hpp"
 #include "examples/gpu-plugin/gpu_plugin.h"
+#include "kdp/logging.h"
 #include "kdp/plugin_runner.h"
 
 int main(int argc, char** argv) {
   kdp::RunnerOptions runner_options;
   kdp::example::GpuPluginOptions options;
   std::string vendor;
-  std::string log_level = "info";
 
   CLI::App app{
       "kdp-gpu-plugin: advertises the GPUs (PCI class 0x0300/0x0302) of this node to the "
@@ -48,14 +48,38 @@ int main(int argc, char** argv) {
   app.add_option("--socket-suffix", runner_options.socket_suffix,
                  "added to the socket name (<resource>-<suffix>.sock), e.g. the pod name, so the "
                  "old and new pods of a rolling update serve on sockets of their own");
-  app.add_option("--log-level", log_level, "lowest level logged")
-      ->capture_default_str()
+  runner_options.metrics_address = "127.0.0.1:9471";
+  CLI::Option* metrics_flag =
+      app.add_option("--metrics-address", runner_options.metrics_address,
+                     "serve Prometheus metrics at http://ADDRESS/metrics and a health check at "
+                     "/healthz (failing while the plugin is not registered with the kubelet or its "
+                     "GPU discovery fails): host:port, port 0 for any free "
+                     "port, \"\" to disable. Without this flag a default port in use only "
+                     "logs a warning")
+          ->capture_default_str();
+  kdp::LogOptions log_options;
+  app.add_option("--log-level", log_options.level,
+                 "lowest level logged: debug, info, warning or error (default: $KDP_LOG_LEVEL, "
+                 "else info)")
       ->check(CLI::IsMember({"debug", "info", "warning", "error"}));
+  app.add_option("--log-format", log_options.format,
+                 "log line format: text (klog-like) or json (one JSON object per line; default: "
+                 "$KDP_LOG_FORMAT, else text)")
+      ->check(CLI::IsMember({"text", "json"}));
+  app.add_option("-v,--verbosity", log_options.verbosity,
+                 "log verbosity: 0 logs at --log-level, 1 or more logs debug lines too")
+      ->check(CLI::NonNegativeNumber);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
     // Prints the help or the error; any bad usage exits 2, like kdpctl.
     return app.exit(error) == 0 ? 0 : 2;
+  }
+  // Given explicitly, the address must be served; the default may be taken by another plugin.
+  runner_options.metrics_required = metrics_flag->count() > 0;
+  if (absl::Status logging = kdp::SetLogOptions(log_options); !logging.ok()) {
+    std::fprintf(stderr, "%s\n", logging.ToString().c_str());
+    return 2;
   }
 
   if (!vendor.empty()) {
@@ -68,8 +92,6 @@ int main(int argc, char** argv) {
   }
   // Checked by CLI11 above.
   options.allocation_policy = kdp::ParseAllocationPolicy(allocation_policy).value();
-  // The SDK's logger reads its level from KDP_LOG_LEVEL when it first logs, which is after this.
-  setenv("KDP_LOG_LEVEL", log_level.c_str(), /*overwrite=*/1);
   // hwloc dlopen()s every plugin it ships before loading a topology: libxml2 with ICU, OpenCL
   // and X11, several milliseconds of the start-up and those libraries' pages, for OS devices
   // this program never reads and an XML parser its builtin one replaces. hwloc_pci stays: on a

@@ -276,7 +276,12 @@ int main(int argc, char** argv) {
         }
         return "";
       });
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    // Prints the help or the error; any bad usage exits 2, as kdpctl and the examples do.
+    return app.exit(error) == 0 ? 0 : 2;
+  }
   if (kubelet_root[0] != '/') {
     // Absolute, as the kubelet requires its socket directory to be: plugins are handed absolute
     // socket paths (plugins_registry endpoints) and must find them whatever their working
@@ -348,8 +353,9 @@ int main(int argc, char** argv) {
   kdp::metrics::Registry registry;
   const kdp::manager::ManagerMetrics manager_metrics(&registry);
   absl::StatusOr<std::unique_ptr<kdp::metrics::MetricsServer>> metrics_server =
-      kdp::manager::StartMetricsServer(metrics_address, metrics_address_flag->count() > 0,
-                                       &registry);
+      kdp::metrics::StartMetricsServer({.address = metrics_address, .registry = &registry},
+                                       /*required=*/metrics_address_flag->count() > 0,
+                                       "kdp-manager");
   if (!metrics_server.ok()) {
     KDP_LOG_ERROR("Cannot serve metrics", "address", metrics_address, "err",
                   metrics_server.status().message());

@@ -37,24 +37,6 @@ ManagerMetrics::ManagerMetrics(metrics::Registry* registry)
           "[ALPHA] Duration in seconds of the DRA gRPC operations",
           {"driver_name", "method_name", "grpc_status_code"}, metrics::DefaultBuckets())) {}
 
-absl::StatusOr<std::unique_ptr<metrics::MetricsServer>> StartMetricsServer(
-    const std::string& address, bool explicitly_set, const metrics::Registry* registry) {
-  if (address.empty()) {
-    KDP_LOG_INFO("Metrics and health endpoints disabled (--metrics-address \"\")");
-    return std::unique_ptr<metrics::MetricsServer>();
-  }
-  auto server = std::make_unique<metrics::MetricsServer>(
-      metrics::MetricsServerOptions{.address = address, .registry = registry});
-  if (absl::Status started = server->Start(); !started.ok()) {
-    if (explicitly_set || started.code() == absl::StatusCode::kInvalidArgument) return started;
-    KDP_LOG_WARNING("The default metrics address is not available; running without metrics",
-                    "address", address, "err", started.message());
-    return std::unique_ptr<metrics::MetricsServer>();
-  }
-  KDP_LOG_INFO("serving metrics", "address", server->address(), "port", server->port());
-  return server;
-}
-
 void AddStateMetrics(metrics::Registry* registry, metrics::MetricsServer* server,
                      const DeviceManager* devices, const PodManager* pods,
                      const dra::DraManager* dra, const StateStore* store) {

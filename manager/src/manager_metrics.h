@@ -43,14 +43,6 @@ struct ManagerMetrics {
 // The default --metrics-address (loopback; 9470 is not used by the kubelet's 10250/10255/10248).
 inline constexpr char kDefaultMetricsAddress[] = "127.0.0.1:9470";
 
-// Starts the /metrics + /healthz server on `address` ("" = disabled: returns nullptr). When the
-// address was not given explicitly (`explicitly_set` false) and it cannot be bound (several
-// managers on one host, as in tests), logs a warning and returns nullptr: the manager runs
-// without metrics. Otherwise a bind failure is returned (UNAVAILABLE naming the address), as is
-// a malformed address (INVALID_ARGUMENT). On success logs "serving metrics" with the address.
-absl::StatusOr<std::unique_ptr<metrics::MetricsServer>> StartMetricsServer(
-    const std::string& address, bool explicitly_set, const metrics::Registry* registry);
-
 // Adds the gauges computed from the manager's state at scrape time, and the health checks:
 //   dra_resource_claims_in_use{driver_name}    prepared claims per driver, and "<any>"
 //   kdp_manager_pods                           active (admitted, not deleted) pods

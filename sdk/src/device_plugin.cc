@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "common/status_macros.h"
 #include "sdk/src/device_state.h"
 
 namespace kdp {
@@ -33,8 +32,10 @@ void DevicePlugin::SetHealth(const std::string& id, Health health) {
 }
 
 absl::Status DevicePlugin::Refresh() {
-  KDP_ASSIGN_OR_RETURN(std::vector<Device> devices, Discover());
-  return state_->Replace(std::move(devices));
+  absl::StatusOr<std::vector<Device>> devices = Discover();
+  absl::Status status = devices.ok() ? state_->Replace(*std::move(devices)) : devices.status();
+  state_->RecordDiscovery(status);
+  return status;
 }
 
 std::vector<Device> DevicePlugin::Devices() const { return state_->Snapshot()->devices; }

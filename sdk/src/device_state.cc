@@ -61,6 +61,17 @@ int DeviceState::generation() const {
   return generation_;
 }
 
+void DeviceState::RecordDiscovery(const absl::Status& status) {
+  absl::MutexLock lock(&mu_);
+  discovery_.last = status;
+  if (!status.ok()) ++discovery_.failures;
+}
+
+DiscoveryRecord DeviceState::discovery() const {
+  absl::MutexLock lock(&mu_);
+  return discovery_;
+}
+
 void DeviceState::PublishLocked(std::vector<Device> devices) {
   for (size_t i = 0; i < devices.size(); ++i) {
     auto it = overrides_.find(devices[i].id);

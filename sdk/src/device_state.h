@@ -7,6 +7,7 @@
 #ifndef KDP_SDK_SRC_DEVICE_STATE_H_
 #define KDP_SDK_SRC_DEVICE_STATE_H_
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <set>
@@ -33,6 +34,12 @@ struct Inventory {
 };
 
 using DeviceSnapshot = std::shared_ptr<const Inventory>;
+
+// How the plugin's device source (Discover()) fared: the last outcome and the failures so far.
+struct DiscoveryRecord {
+  absl::Status last = absl::OkStatus();  // Discover()'s or Replace()'s error of the last call
+  int64_t failures = 0;
+};
 
 class DeviceSubscriber {
  public:
@@ -62,6 +69,12 @@ class DeviceState {
   // Number of snapshots published so far (the first Replace() included).
   int generation() const ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Records the outcome of one Discover() (at the runner's Start(), on Refresh()), with the
+  // error of Replace() when the inventory was rejected: the device source counts as failing
+  // from an error until the next success (the runner's /healthz).
+  void RecordDiscovery(const absl::Status& status) ABSL_LOCKS_EXCLUDED(mu_);
+  DiscoveryRecord discovery() const ABSL_LOCKS_EXCLUDED(mu_);
+
  private:
   // Publishes `devices` (the discovered inventory, in its order) with the health overrides
   // applied over discovered_health_, unless nothing changed since the last publication.
@@ -77,6 +90,7 @@ class DeviceState {
   DeviceSnapshot snapshot_ ABSL_GUARDED_BY(mu_) = std::make_shared<const Inventory>();
   std::set<DeviceSubscriber*> subscribers_ ABSL_GUARDED_BY(mu_);
   int generation_ ABSL_GUARDED_BY(mu_) = 0;
+  DiscoveryRecord discovery_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace kdp::internal

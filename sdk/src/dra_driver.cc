@@ -15,8 +15,9 @@ DraDriver::~DraDriver() = default;
 
 absl::Status DraDriver::PublishDevices() {
   absl::StatusOr<std::vector<DraDevice>> devices = Devices();
-  if (!devices.ok()) return devices.status();
-  if (absl::Status valid = internal::ValidateDraDevices(*devices); !valid.ok()) return valid;
+  absl::Status listed = devices.ok() ? internal::ValidateDraDevices(*devices) : devices.status();
+  link_->RecordDevices(listed);
+  if (!listed.ok()) return listed;
   // Health first: a device added now reports Healthy before its slice can be allocated, and a
   // removed one leaves the health report with its slice.
   link_->health()->SetDevices(*devices);

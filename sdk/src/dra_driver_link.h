@@ -7,16 +7,24 @@
 #ifndef KDP_SDK_SRC_DRA_DRIVER_LINK_H_
 #define KDP_SDK_SRC_DRA_DRIVER_LINK_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "sdk/src/dra_device_health.h"
 #include "sdk/src/dra_slice_publisher.h"
 
 namespace kdp::internal {
+
+// How the driver's Devices() fared: the last outcome and the failures so far.
+struct DevicesRecord {
+  absl::Status last = absl::OkStatus();  // Devices()' error, or the validation's
+  int64_t failures = 0;
+};
 
 class DraDriverLink {
  public:
@@ -40,10 +48,23 @@ class DraDriverLink {
     return publisher_;
   }
 
+  // Records the outcome of one Devices() call with its validation (at the runner's Start(), by
+  // PublishDevices()): the device source counts as failing from an error until the next success.
+  void RecordDevices(const absl::Status& status) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    devices_.last = status;
+    if (!status.ok()) ++devices_.failures;
+  }
+  DevicesRecord devices_record() const ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    return devices_;
+  }
+
  private:
   const std::shared_ptr<DeviceHealthTable> health_;
   mutable absl::Mutex mu_;
   std::shared_ptr<ResourceSlicePublisher> publisher_ ABSL_GUARDED_BY(mu_);
+  DevicesRecord devices_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace kdp::internal

@@ -11,11 +11,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/durable_file.h"
+#include "common/grpc_status.h"
 #include "common/logging.h"
 #include "common/path_safety.h"
 #include "common/resource_name.h"
 #include "common/status_macros.h"
 #include "sdk/src/dra_claim_json.h"
+#include "sdk/src/metrics_endpoint.h"
 
 namespace kdp::internal {
 namespace {
@@ -87,15 +89,65 @@ std::vector<std::string> StripSubrequests(const std::vector<std::string>& reques
 }  // namespace
 
 DraNodeServer::DraNodeServer(DraDriver* driver, std::shared_ptr<KubeClient> client,
-                             DraCheckpoint checkpoint, std::string lock_file)
+                             DraCheckpoint checkpoint, std::string lock_file,
+                             DraNodeMetrics metrics)
     : driver_(driver),
       client_(std::move(client)),
       checkpoint_(std::move(checkpoint)),
-      lock_file_(std::move(lock_file)) {}
+      lock_file_(std::move(lock_file)),
+      metrics_(metrics) {}
 
-absl::Status DraNodeServer::CheckCheckpoint() const { return checkpoint_.Load().status(); }
+absl::Status DraNodeServer::CheckCheckpoint() const {
+  absl::StatusOr<PreparedClaims> records = checkpoint_.Load();
+  if (records.ok()) CountPrepared(*records);
+  return records.status();
+}
+
+void DraNodeServer::CountPrepared(const PreparedClaims& records) const {
+  if (metrics_.prepared_claims == nullptr) return;
+  int completed = 0;
+  for (const auto& [uid, record] : records) completed += record.completed ? 1 : 0;
+  metrics_.prepared_claims->Set(completed);
+}
+
+void DraNodeServer::Observe(const char* method, absl::Time start, const absl::Status& status,
+                            int claim_errors) const {
+  const std::string& driver = driver_->driver_name();
+  if (metrics_.rpc_duration != nullptr) {
+    metrics_.rpc_duration
+        ->WithLabels({driver, method, GoGrpcCodeName(static_cast<grpc::StatusCode>(status.code()))})
+        ->Observe(absl::ToDoubleSeconds(absl::Now() - start));
+  }
+  if (metrics_.claim_errors != nullptr && claim_errors > 0) {
+    metrics_.claim_errors->WithLabels({driver, method})->Add(claim_errors);
+  }
+}
 
 absl::StatusOr<std::map<std::string, ClaimPrepareOutcome>> DraNodeServer::NodePrepareResources(
+    const std::vector<ClaimRef>& claims) {
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::map<std::string, ClaimPrepareOutcome>> outcomes = Prepare(claims);
+  int errors = 0;
+  if (outcomes.ok()) {
+    for (const auto& [uid, outcome] : *outcomes) errors += outcome.error.empty() ? 0 : 1;
+  }
+  Observe("NodePrepareResources", start, outcomes.status(), errors);
+  return outcomes;
+}
+
+absl::StatusOr<std::map<std::string, std::string>> DraNodeServer::NodeUnprepareResources(
+    const std::vector<ClaimRef>& claims) {
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::map<std::string, std::string>> errors = Unprepare(claims);
+  int failed = 0;
+  if (errors.ok()) {
+    for (const auto& [uid, error] : *errors) failed += error.empty() ? 0 : 1;
+  }
+  Observe("NodeUnprepareResources", start, errors.status(), failed);
+  return errors;
+}
+
+absl::StatusOr<std::map<std::string, ClaimPrepareOutcome>> DraNodeServer::Prepare(
     const std::vector<ClaimRef>& requested) {
   KDP_ASSIGN_OR_RETURN(std::vector<ClaimRef> refs, Distinct(requested));
   std::map<std::string, ClaimPrepareOutcome> outcomes;
@@ -169,10 +221,11 @@ absl::StatusOr<std::map<std::string, ClaimPrepareOutcome>> DraNodeServer::NodePr
     return absl::Status(stored.code(),
                         absl::StrCat("recording prepared claims: ", stored.message()));
   }
+  CountPrepared(records);
   return outcomes;
 }
 
-absl::StatusOr<std::map<std::string, std::string>> DraNodeServer::NodeUnprepareResources(
+absl::StatusOr<std::map<std::string, std::string>> DraNodeServer::Unprepare(
     const std::vector<ClaimRef>& requested) {
   KDP_ASSIGN_OR_RETURN(std::vector<ClaimRef> refs, Distinct(requested));
   std::map<std::string, std::string> errors;
@@ -213,6 +266,7 @@ absl::StatusOr<std::map<std::string, std::string>> DraNodeServer::NodeUnprepareR
       return absl::Status(stored.code(),
                           absl::StrCat("recording unprepared claims: ", stored.message()));
     }
+    CountPrepared(records);
   }
   return errors;
 }

@@ -28,8 +28,10 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "kdp/dra_driver.h"
 #include "sdk/src/dra_checkpoint.h"
+#include "sdk/src/dra_metrics.h"
 #include "sdk/src/kube_client.h"
 
 namespace kdp::internal {
@@ -43,13 +45,15 @@ struct ClaimPrepareOutcome {
 class DraNodeServer {
  public:
   // `lock_file`: path of the rolling-update file lock; empty for none. `driver` must outlive this.
+  // `metrics`: what to update for each call (none by default).
   DraNodeServer(DraDriver* driver, std::shared_ptr<KubeClient> client, DraCheckpoint checkpoint,
-                std::string lock_file);
+                std::string lock_file, DraNodeMetrics metrics = {});
 
   DraNodeServer(const DraNodeServer&) = delete;
   DraNodeServer& operator=(const DraNodeServer&) = delete;
 
-  // Reads the checkpoint once, so that a corrupt file fails start-up instead of the first call.
+  // Reads the checkpoint once, so that a corrupt file fails start-up instead of the first call
+  // (and the prepared-claims gauge starts from what it lists).
   [[nodiscard]] absl::Status CheckCheckpoint() const;
 
   // Outcomes keyed by claim UID, one per distinct UID requested. Errors (RPC level): the GET's
@@ -64,10 +68,22 @@ class DraNodeServer {
       const std::vector<ClaimRef>& claims) ABSL_LOCKS_EXCLUDED(serialize_mu_);
 
  private:
+  absl::StatusOr<std::map<std::string, ClaimPrepareOutcome>> Prepare(
+      const std::vector<ClaimRef>& claims) ABSL_LOCKS_EXCLUDED(serialize_mu_);
+  absl::StatusOr<std::map<std::string, std::string>> Unprepare(const std::vector<ClaimRef>& claims)
+      ABSL_LOCKS_EXCLUDED(serialize_mu_);
+  // Observes one call into the metrics: its duration since `start`, its code and how many of its
+  // claims failed.
+  void Observe(const char* method, absl::Time start, const absl::Status& status,
+               int claim_errors) const;
+  // Sets the prepared-claims gauge from `records`.
+  void CountPrepared(const PreparedClaims& records) const;
+
   DraDriver* const driver_;
   const std::shared_ptr<KubeClient> client_;
   const DraCheckpoint checkpoint_;
   const std::string lock_file_;
+  const DraNodeMetrics metrics_;
   // Serializes prepare and unprepare, vendor calls and checkpoint updates included.
   absl::Mutex serialize_mu_;
 };

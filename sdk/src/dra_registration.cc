@@ -28,6 +28,13 @@ grpc::Status DraRegistrationService::NotifyRegistrationStatus(
   {
     absl::MutexLock lock(&mu_);
     registered_ = request->plugin_registered();
+    if (registered_) {
+      ++accepted_;
+      error_.clear();
+    } else {
+      ++rejected_;
+      error_ = request->error().empty() ? "(no error given)" : request->error();
+    }
   }
   if (!request->plugin_registered()) {
     KDP_LOG_ERROR("kubelet rejected the DRA driver's registration", "driver", driver_, "err",
@@ -45,6 +52,11 @@ grpc::Status DraRegistrationService::NotifyRegistrationStatus(
 bool DraRegistrationService::registered() const {
   absl::MutexLock lock(&mu_);
   return registered_;
+}
+
+DraRegistrationRecord DraRegistrationService::record() const {
+  absl::MutexLock lock(&mu_);
+  return {.registered = registered_, .accepted = accepted_, .rejected = rejected_, .error = error_};
 }
 
 bool DraRegistrationService::WaitForRegistration(absl::Duration timeout) const {

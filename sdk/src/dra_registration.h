@@ -13,6 +13,7 @@
 #ifndef KDP_SDK_SRC_DRA_REGISTRATION_H_
 #define KDP_SDK_SRC_DRA_REGISTRATION_H_
 
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -22,6 +23,14 @@
 #include "pluginregistration/v1/api.grpc.pb.h"
 
 namespace kdp::internal {
+
+// What the kubelet said about the registration so far.
+struct DraRegistrationRecord {
+  bool registered = false;  // the last status: plugin_registered
+  int64_t accepted = 0;     // statuses with plugin_registered=true
+  int64_t rejected = 0;     // statuses with plugin_registered=false
+  std::string error = {};   // the last failed status' error; empty after a success
+};
 
 class DraRegistrationService final : public pluginregistration::Registration::Service {
  public:
@@ -46,6 +55,7 @@ class DraRegistrationService final : public pluginregistration::Registration::Se
   // report and after a failure.
   bool registered() const ABSL_LOCKS_EXCLUDED(mu_);
   bool WaitForRegistration(absl::Duration timeout) const ABSL_LOCKS_EXCLUDED(mu_);
+  DraRegistrationRecord record() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   const std::string driver_;
@@ -54,6 +64,9 @@ class DraRegistrationService final : public pluginregistration::Registration::Se
   const std::function<void()> on_registered_;
   mutable absl::Mutex mu_;
   bool registered_ ABSL_GUARDED_BY(mu_) = false;
+  int64_t accepted_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t rejected_ ABSL_GUARDED_BY(mu_) = 0;
+  std::string error_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace kdp::internal

@@ -19,6 +19,7 @@
 #include "common/unix_socket.h"
 #include "sdk/src/dra_driver_link.h"
 #include "sdk/src/dra_resource_slice.h"
+#include "sdk/src/metrics_endpoint.h"
 
 namespace kdp::internal {
 namespace {
@@ -111,6 +112,7 @@ absl::StatusOr<DraRunnerOptions> ResolveDraRunnerOptions(DraRunnerOptions option
         "api_timeout and publish_initial_backoff must be positive, publish_max_backoff at least "
         "publish_initial_backoff, shutdown_grace not negative");
   }
+  KDP_RETURN_IF_ERROR(ValidateMetricsAddress(options.metrics_address, "metrics address"));
   if (options.serve_device_health && options.health_check_timeout < absl::Seconds(1)) {
     // health_check_timeout_seconds is whole seconds, and 0 would mean the kubelet's default.
     return absl::InvalidArgumentError(
@@ -150,7 +152,9 @@ DraRunnerImpl::DraRunnerImpl(DraRunnerOptions options, std::unique_ptr<DraDriver
               KDP_LOG_WARNING("Republishing ResourceSlices after registration failed", "driver",
                               driver->driver_name(), "err", published.message());
             }
-          })) {}
+          })),
+      metrics_(std::make_unique<DraRunnerMetrics>(driver_->driver_name(), driver_->link_,
+                                                  registration_.get())) {}
 
 DraRunnerImpl::~DraRunnerImpl() { Stop(); }
 
@@ -184,18 +188,35 @@ absl::Status DraRunnerImpl::Start() {
 
 absl::Status DraRunnerImpl::StartLocked() {
   const std::string& driver = driver_->driver_name();
+  // First, so that a port already taken fails before anything is served.
+  KDP_ASSIGN_OR_RETURN(
+      std::unique_ptr<metrics::MetricsServer> metrics_server,
+      metrics::StartMetricsServer(
+          {.address = options_.metrics_address,
+           .flag_name = "metrics address",
+           .registry = &metrics_->registry(),
+           .health_checks = metrics_->HealthChecks(options_.publish_resource_slices)},
+          options_.metrics_required, "DRA driver"));
+  {
+    absl::MutexLock lock(&mu_);
+    metrics_server_ = std::move(metrics_server);
+  }
   KDP_RETURN_IF_ERROR(MakeDirectories(plugin_dir_, 0750));
   KDP_RETURN_IF_ERROR(MakeDirectories(registry_dir_, 0750));
   KDP_RETURN_IF_ERROR(MakeDirectories(DirectoryOf(checkpoint_path_), 0750));
 
   node_server_ = std::make_unique<DraNodeServer>(
       driver_.get(), client_, DraCheckpoint(checkpoint_path_, driver),
-      options_.instance_suffix.empty() ? "" : absl::StrCat(plugin_dir_, "/serialize.lock"));
+      options_.instance_suffix.empty() ? "" : absl::StrCat(plugin_dir_, "/serialize.lock"),
+      metrics_->NodeMetrics());
   KDP_RETURN_IF_ERROR(node_server_->CheckCheckpoint());
 
   // Also without slice publication: the list is what the health streams report.
-  KDP_ASSIGN_OR_RETURN(std::vector<DraDevice> devices, driver_->Devices());
-  KDP_RETURN_IF_ERROR(ValidateDraDevices(devices));
+  absl::StatusOr<std::vector<DraDevice>> listed = driver_->Devices();
+  absl::Status valid = listed.ok() ? ValidateDraDevices(*listed) : listed.status();
+  driver_->link_->RecordDevices(valid);
+  KDP_RETURN_IF_ERROR(valid);
+  std::vector<DraDevice> devices = *std::move(listed);
   driver_->link_->health()->SetDevices(devices);
 
   // The DRA service first: the kubelet dials the endpoint as soon as it sees the registration
@@ -233,10 +254,13 @@ absl::Status DraRunnerImpl::StartLocked() {
 
   if (options_.publish_resource_slices) {
     publisher_ = std::make_shared<ResourceSlicePublisher>(
-        ResourceSlicePublisher::Options{.driver = driver,
-                                        .node_name = options_.node_name,
-                                        .initial_backoff = options_.publish_initial_backoff,
-                                        .max_backoff = options_.publish_max_backoff},
+        ResourceSlicePublisher::Options{
+            .driver = driver,
+            .node_name = options_.node_name,
+            .initial_backoff = options_.publish_initial_backoff,
+            .max_backoff = options_.publish_max_backoff,
+            .on_attempt = [metrics = metrics_.get()](
+                              const absl::Status& status) { metrics->PublishAttempted(status); }},
         client_);
     publisher_->Start(std::move(devices));
     driver_->link_->Attach(publisher_);
@@ -280,8 +304,19 @@ void DraRunnerImpl::Stop() {
   node_server_.reset();
   if (publisher_ != nullptr) publisher_->Stop();
   publisher_.reset();
+  std::unique_ptr<metrics::MetricsServer> metrics_server;
+  {
+    absl::MutexLock lock(&mu_);
+    metrics_server = std::move(metrics_server_);
+  }
+  if (metrics_server != nullptr) metrics_server->Stop();
   absl::MutexLock lock(&mu_);
   stopped_ = true;
+}
+
+int DraRunnerImpl::metrics_port() const {
+  absl::MutexLock lock(&mu_);
+  return metrics_server_ != nullptr ? metrics_server_->port() : 0;
 }
 
 bool DraRunnerImpl::registered() const { return registration_->registered(); }
@@ -302,6 +337,7 @@ bool DraRunner::registered() const { return impl_->registered(); }
 bool DraRunner::WaitForRegistration(absl::Duration timeout) const {
   return impl_->WaitForRegistration(timeout);
 }
+int DraRunner::metrics_port() const { return impl_->metrics_port(); }
 DraDriver& DraRunner::driver() const { return impl_->driver(); }
 
 }  // namespace kdp

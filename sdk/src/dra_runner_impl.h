@@ -19,8 +19,10 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "common/metrics_server.h"
 #include "kdp/dra_driver.h"
 #include "sdk/src/dra_health_service.h"
+#include "sdk/src/dra_metrics.h"
 #include "sdk/src/dra_node_server.h"
 #include "sdk/src/dra_registration.h"
 #include "sdk/src/dra_service.h"
@@ -52,6 +54,7 @@ class DraRunnerImpl {
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
   bool registered() const;
   bool WaitForRegistration(absl::Duration timeout) const;
+  int metrics_port() const ABSL_LOCKS_EXCLUDED(mu_);
   DraDriver& driver() const { return *driver_; }
 
   const std::string& dra_socket_path() const { return dra_socket_; }
@@ -79,6 +82,8 @@ class DraRunnerImpl {
   const std::string registration_socket_;
   const std::string checkpoint_path_;
   const std::unique_ptr<DraRegistrationService> registration_;
+  // After what it reads (the driver's link, registration_), before the servers that update it.
+  const std::unique_ptr<DraRunnerMetrics> metrics_;
 
   // Built by Start(), torn down by Stop(), which never run concurrently (started_/stopping_).
   std::unique_ptr<DraNodeServer> node_server_;
@@ -98,6 +103,7 @@ class DraRunnerImpl {
   bool start_done_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  std::unique_ptr<metrics::MetricsServer> metrics_server_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace kdp::internal

@@ -248,6 +248,7 @@ void ResourceSlicePublisher::Run() {
     }
     attempted_version = version;
     absl::Status status = PublishOnce(devices);
+    if (options_.on_attempt) options_.on_attempt(status);
     if (status.ok()) {
       backoff = absl::ZeroDuration();
       absl::MutexLock lock(&mu_);

@@ -11,6 +11,7 @@
 #define KDP_SDK_SRC_DRA_SLICE_PUBLISHER_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -43,6 +44,9 @@ class ResourceSlicePublisher {
     std::string node_name = {};
     absl::Duration initial_backoff = absl::Milliseconds(500);
     absl::Duration max_backoff = absl::Seconds(30);
+    // Called on the publisher's thread after every reconciliation attempt with its outcome
+    // (metrics, health); may be empty.
+    std::function<void(const absl::Status&)> on_attempt = {};
   };
 
   ResourceSlicePublisher(Options options, std::shared_ptr<KubeClient> client);

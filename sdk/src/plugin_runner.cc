@@ -13,6 +13,7 @@
 #include <cstring>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <thread>
 #include <utility>
 
@@ -22,11 +23,14 @@
 #include "common/grpc_server.h"
 #include "common/grpc_status.h"
 #include "common/logging.h"
+#include "common/metrics_server.h"
 #include "common/resource_name.h"
 #include "common/status_macros.h"
 #include "common/unix_socket.h"
 #include "deviceplugin/v1beta1/api.grpc.pb.h"
 #include "sdk/src/device_state.h"
+#include "sdk/src/metrics_endpoint.h"
+#include "sdk/src/plugin_metrics.h"
 #include "sdk/src/plugin_service.h"
 #include "sdk/src/run_until_signal.h"
 
@@ -104,6 +108,11 @@ class RunnerImpl {
       served->socket_path = absl::StrCat(plugins_dir_, "/", served->socket_name);
       served_.push_back(std::move(served));
     }
+    std::vector<PluginRunnerMetrics::Plugin> watched;
+    for (const auto& served : served_) {
+      watched.push_back({.resource_name = served->plugin->resource_name(), .state = served->state});
+    }
+    metrics_ = std::make_unique<PluginRunnerMetrics>(std::move(watched));
   }
 
   ~RunnerImpl() { Stop(); }
@@ -131,7 +140,7 @@ class RunnerImpl {
       }
     }
     if (served_.empty()) return absl::InvalidArgumentError("no device plugins to run");
-    return absl::OkStatus();
+    return ValidateMetricsAddress(options_.metrics_address, "metrics address");
   }
 
   absl::Status Start() {
@@ -140,10 +149,26 @@ class RunnerImpl {
       if (started_) return absl::FailedPreconditionError("PluginRunner already started");
       started_ = true;
     }
+    // First, so that a port already taken fails before anything is served.
+    KDP_ASSIGN_OR_RETURN(std::unique_ptr<metrics::MetricsServer> metrics_server,
+                         metrics::StartMetricsServer(
+                             {.address = options_.metrics_address,
+                              .flag_name = "metrics address",
+                              .registry = &metrics_->registry(),
+                              .health_checks = {{.name = "device-plugins",
+                                                 .check = [this] { return metrics_->Health(); }}}},
+                             options_.metrics_required, "plugin runner"));
+    {
+      absl::MutexLock lock(&mu_);
+      metrics_server_ = std::move(metrics_server);
+    }
     KDP_RETURN_IF_ERROR(MakeDirectories(plugins_dir_));
     for (auto& served : served_) {
-      KDP_ASSIGN_OR_RETURN(std::vector<Device> devices, served->plugin->Discover());
-      KDP_RETURN_IF_ERROR(served->state->Replace(std::move(devices)));
+      absl::StatusOr<std::vector<Device>> devices = served->plugin->Discover();
+      absl::Status replaced =
+          devices.ok() ? served->state->Replace(*std::move(devices)) : devices.status();
+      served->state->RecordDiscovery(replaced);
+      KDP_RETURN_IF_ERROR(replaced);
       KDP_RETURN_IF_ERROR(Serve(*served));
     }
     inotify_fd_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
@@ -176,8 +201,19 @@ class RunnerImpl {
     if (inotify_fd_ >= 0) ::close(inotify_fd_);
     if (wake_fd_ >= 0) ::close(wake_fd_);
     inotify_fd_ = wake_fd_ = -1;
+    std::unique_ptr<metrics::MetricsServer> metrics_server;
+    {
+      absl::MutexLock lock(&mu_);
+      metrics_server = std::move(metrics_server_);
+    }
+    if (metrics_server != nullptr) metrics_server->Stop();
     absl::MutexLock lock(&mu_);
     stopped_ = true;
+  }
+
+  int metrics_port() const {
+    absl::MutexLock lock(&mu_);
+    return metrics_server_ != nullptr ? metrics_server_->port() : 0;
   }
 
   int registrations() const {
@@ -194,7 +230,8 @@ class RunnerImpl {
 
  private:
   absl::Status Serve(ServedPlugin& served) {
-    served.service = std::make_unique<PluginService>(served.plugin, served.state);
+    served.service = std::make_unique<PluginService>(
+        served.plugin, served.state, metrics_->ServiceMetrics(served.plugin->resource_name()));
     absl::StatusOr<std::unique_ptr<grpc::Server>> server =
         ServeOnUnixSocket(served.socket_path, served.service.get());
     if (!server.ok()) {
@@ -269,12 +306,12 @@ class RunnerImpl {
             }
             KDP_LOG_INFO("kubelet.sock created; registering again", "resourceName",
                          served->plugin->resource_name());
-            Reschedule(*served);
+            Reschedule(*served, "kubelet.sock was re-created (kubelet restart)");
           }
         }
         for (auto& served : served_) {
           if (name == served->socket_name && (event->mask & (IN_DELETE | IN_MOVED_FROM))) {
-            Reschedule(*served);
+            Reschedule(*served, "the plugin socket was removed (kubelet restart)");
           }
         }
         p += sizeof(inotify_event) + event->len;
@@ -282,7 +319,12 @@ class RunnerImpl {
     }
   }
 
-  static void Reschedule(ServedPlugin& served) {
+  void Reschedule(ServedPlugin& served, std::string_view reason) {
+    // Still registered with the kubelet that is there, unless this is a restart: /healthz then
+    // fails until the registration with the new kubelet succeeds.
+    if (!served.needs_registration) {
+      metrics_->RegistrationLost(served.plugin->resource_name(), reason);
+    }
     served.needs_registration = true;
     served.next_attempt = absl::InfinitePast();
     served.backoff = absl::ZeroDuration();
@@ -294,9 +336,10 @@ class RunnerImpl {
     FileIdentity kubelet = IdentityOf(kubelet_socket_);
     for (auto& served : served_) {
       if (served->needs_registration || TakenOver(*served)) continue;
-      if (!IsSocket(served->socket_path) ||
-          (kubelet.exists() && kubelet != served->registered_kubelet)) {
-        Reschedule(*served);
+      if (!IsSocket(served->socket_path)) {
+        Reschedule(*served, "the plugin socket was removed (kubelet restart)");
+      } else if (kubelet.exists() && kubelet != served->registered_kubelet) {
+        Reschedule(*served, "kubelet.sock was re-created (kubelet restart)");
       }
     }
   }
@@ -313,6 +356,7 @@ class RunnerImpl {
                     "resourceName", served.plugin->resource_name(), "socket", served.socket_path);
     served.superseded = true;
     served.needs_registration = false;
+    metrics_->Superseded(served.plugin->resource_name());
     // Its server keeps serving the unlinked socket until Stop(): gRPC unlinks the path when a
     // unix listener shuts down, which would now delete the other instance's socket.
     return true;
@@ -348,6 +392,7 @@ class RunnerImpl {
         served->backoff = absl::ZeroDuration();
         KDP_LOG_INFO("Registered with kubelet", "resourceName", served->plugin->resource_name(),
                      "endpoint", served->socket_name);
+        metrics_->RegistrationSucceeded(served->plugin->resource_name());
         absl::MutexLock lock(&mu_);
         ++registrations_;
         continue;
@@ -356,6 +401,7 @@ class RunnerImpl {
                             ? options_.initial_backoff
                             : std::min(served->backoff * 2, options_.max_backoff);
       served->next_attempt = absl::Now() + served->backoff;
+      metrics_->RegistrationFailed(served->plugin->resource_name(), status);
       KDP_LOG_WARNING("Registration failed; retrying", "resourceName",
                       served->plugin->resource_name(), "err", status.ToString(), "retryIn",
                       absl::FormatDuration(served->backoff));
@@ -390,8 +436,11 @@ class RunnerImpl {
   int inotify_fd_ = -1;
   int wake_fd_ = -1;
   std::thread supervisor_;
+  // Before the servers: their handlers and the metrics server read it.
+  std::unique_ptr<PluginRunnerMetrics> metrics_;
 
   mutable absl::Mutex mu_;
+  std::unique_ptr<metrics::MetricsServer> metrics_server_ ABSL_GUARDED_BY(mu_);
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
@@ -416,6 +465,7 @@ PluginRunner::~PluginRunner() { impl_->Stop(); }
 absl::Status PluginRunner::Start() { return impl_->Start(); }
 void PluginRunner::Stop() { impl_->Stop(); }
 int PluginRunner::registrations() const { return impl_->registrations(); }
+int PluginRunner::metrics_port() const { return impl_->metrics_port(); }
 bool PluginRunner::WaitForRegistrations(int count, absl::Duration timeout) const {
   return impl_->WaitForRegistrations(count, timeout);
 }

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/grpc_status.h"
 #include "common/logging.h"
+#include "sdk/src/metrics_endpoint.h"
 
 namespace kdp::internal {
 namespace {
@@ -94,21 +95,54 @@ v1beta1::ContainerAllocateResponse ToContainerAllocateResponse(const ContainerAl
   return out;
 }
 
-PluginService::PluginService(DevicePlugin* plugin, std::shared_ptr<DeviceState> state)
+PluginService::PluginService(DevicePlugin* plugin, std::shared_ptr<DeviceState> state,
+                             PluginServiceMetrics metrics)
     : plugin_(plugin),
       preferred_(dynamic_cast<PreferredAllocator*>(plugin)),
       pre_starter_(dynamic_cast<ContainerPreStarter*>(plugin)),
-      state_(std::move(state)) {
+      state_(std::move(state)),
+      metrics_(metrics) {
   options_.set_get_preferred_allocation_available(preferred_ != nullptr);
   options_.set_pre_start_required(pre_starter_ != nullptr);
 }
 
 PluginService::~PluginService() { WaitForStreams(); }
 
+grpc::Status PluginService::Observe(const char* method, absl::Time start,
+                                    grpc::Status status) const {
+  if (metrics_.rpc_duration != nullptr) {
+    metrics_.rpc_duration
+        ->WithLabels({plugin_->resource_name(), method, GoGrpcCodeName(status.error_code())})
+        ->Observe(absl::ToDoubleSeconds(absl::Now() - start));
+  }
+  return status;
+}
+
 grpc::Status PluginService::GetDevicePluginOptions(grpc::ServerContext*, const v1beta1::Empty*,
                                                    v1beta1::DevicePluginOptions* response) {
+  const absl::Time start = absl::Now();
   *response = options_;
-  return grpc::Status::OK;
+  return Observe("GetDevicePluginOptions", start, grpc::Status::OK);
+}
+
+grpc::Status PluginService::GetPreferredAllocation(
+    grpc::ServerContext*, const v1beta1::PreferredAllocationRequest* request,
+    v1beta1::PreferredAllocationResponse* response) {
+  const absl::Time start = absl::Now();
+  return Observe("GetPreferredAllocation", start, DoGetPreferredAllocation(request, response));
+}
+
+grpc::Status PluginService::Allocate(grpc::ServerContext*, const v1beta1::AllocateRequest* request,
+                                     v1beta1::AllocateResponse* response) {
+  const absl::Time start = absl::Now();
+  return Observe("Allocate", start, DoAllocate(request, response));
+}
+
+grpc::Status PluginService::PreStartContainer(grpc::ServerContext*,
+                                              const v1beta1::PreStartContainerRequest* request,
+                                              v1beta1::PreStartContainerResponse*) {
+  const absl::Time start = absl::Now();
+  return Observe("PreStartContainer", start, DoPreStartContainer(request));
 }
 
 grpc::Status PluginService::ListAndWatch(
@@ -117,11 +151,14 @@ grpc::Status PluginService::ListAndWatch(
   KDP_LOG_INFO("ListAndWatch stream opened", "resourceName", plugin_->resource_name());
   ListAndWatchStream stream;
   StreamStarted(&stream);
+  if (metrics_.open_streams != nullptr) metrics_.open_streams->Inc();
   state_->Subscribe(&stream);  // Parks the full list first.
   grpc::Status status = grpc::Status::CANCELLED;
   while (DeviceSnapshot snapshot = stream.Next(context)) {
     if (!writer->Write(ToListAndWatchResponse(snapshot->devices))) break;
+    if (metrics_.sends != nullptr) metrics_.sends->Inc();
   }
+  if (metrics_.open_streams != nullptr) metrics_.open_streams->Dec();
   if (stream.ended()) {
     status = grpc::Status(grpc::StatusCode::UNAVAILABLE, "device plugin is stopping");
   }
@@ -143,8 +180,8 @@ absl::Status PluginService::CheckKnown(
   return absl::OkStatus();
 }
 
-grpc::Status PluginService::GetPreferredAllocation(
-    grpc::ServerContext*, const v1beta1::PreferredAllocationRequest* request,
+grpc::Status PluginService::DoGetPreferredAllocation(
+    const v1beta1::PreferredAllocationRequest* request,
     v1beta1::PreferredAllocationResponse* response) {
   if (preferred_ == nullptr) {
     return grpc::Status(
@@ -168,8 +205,8 @@ grpc::Status PluginService::GetPreferredAllocation(
   return grpc::Status::OK;
 }
 
-grpc::Status PluginService::Allocate(grpc::ServerContext*, const v1beta1::AllocateRequest* request,
-                                     v1beta1::AllocateResponse* response) {
+grpc::Status PluginService::DoAllocate(const v1beta1::AllocateRequest* request,
+                                       v1beta1::AllocateResponse* response) {
   for (const auto& container : request->container_requests()) {
     if (absl::Status known = CheckKnown(container.devices_ids()); !known.ok()) {
       KDP_LOG_WARNING("Allocate rejected", "resourceName", plugin_->resource_name(), "err",
@@ -184,9 +221,7 @@ grpc::Status PluginService::Allocate(grpc::ServerContext*, const v1beta1::Alloca
   return grpc::Status::OK;
 }
 
-grpc::Status PluginService::PreStartContainer(grpc::ServerContext*,
-                                              const v1beta1::PreStartContainerRequest* request,
-                                              v1beta1::PreStartContainerResponse*) {
+grpc::Status PluginService::DoPreStartContainer(const v1beta1::PreStartContainerRequest* request) {
   if (pre_starter_ == nullptr) {
     return grpc::Status(
         grpc::StatusCode::UNIMPLEMENTED,

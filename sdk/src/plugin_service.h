@@ -17,6 +17,7 @@
 #include "deviceplugin/v1beta1/api.grpc.pb.h"
 #include "kdp/device_plugin.h"
 #include "sdk/src/device_state.h"
+#include "sdk/src/plugin_metrics.h"
 
 namespace kdp::internal {
 
@@ -35,7 +36,9 @@ class OpenStream {
 
 class PluginService final : public v1beta1::DevicePlugin::Service {
  public:
-  PluginService(DevicePlugin* plugin, std::shared_ptr<DeviceState> state);
+  // `metrics`: what to update for each call and stream (none by default).
+  PluginService(DevicePlugin* plugin, std::shared_ptr<DeviceState> state,
+                PluginServiceMetrics metrics = {});
   ~PluginService() override;
 
   // The options derived from the capabilities `plugin` implements.
@@ -65,6 +68,14 @@ class PluginService final : public v1beta1::DevicePlugin::Service {
   void StreamStarted(OpenStream* stream) ABSL_LOCKS_EXCLUDED(mu_);
   void StreamDone(OpenStream* stream) ABSL_LOCKS_EXCLUDED(mu_);
 
+  grpc::Status DoGetPreferredAllocation(const v1beta1::PreferredAllocationRequest* request,
+                                        v1beta1::PreferredAllocationResponse* response);
+  grpc::Status DoAllocate(const v1beta1::AllocateRequest* request,
+                          v1beta1::AllocateResponse* response);
+  grpc::Status DoPreStartContainer(const v1beta1::PreStartContainerRequest* request);
+  // Observes the call's duration since `start` into metrics_.rpc_duration; returns `status`.
+  grpc::Status Observe(const char* method, absl::Time start, grpc::Status status) const;
+
   // INVALID_ARGUMENT naming the first ID not in the current inventory.
   absl::Status CheckKnown(const google::protobuf::RepeatedPtrField<std::string>& ids) const;
 
@@ -73,6 +84,7 @@ class PluginService final : public v1beta1::DevicePlugin::Service {
   ContainerPreStarter* const pre_starter_;
   const std::shared_ptr<DeviceState> state_;
   v1beta1::DevicePluginOptions options_;
+  const PluginServiceMetrics metrics_;
 
   mutable absl::Mutex mu_;
   std::set<OpenStream*> open_streams_ ABSL_GUARDED_BY(mu_);

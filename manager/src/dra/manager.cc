@@ -21,7 +21,9 @@ absl::Status Prefixed(const absl::Status& status, absl::string_view prefix) {
 absl::Status RpcError(absl::string_view method, const absl::Status& status) {
   std::string text(status.message());
   if (!absl::StartsWith(text, "rpc error:")) {
-    text = absl::StrCat("rpc error: code = ", GoGrpcCodeName(static_cast<grpc::StatusCode>(status.code())), " desc = ", text);
+    text = absl::StrCat(
+        "rpc error: code = ", GoGrpcCodeName(static_cast<grpc::StatusCode>(status.code())),
+        " desc = ", text);
   }
   return absl::Status(status.code(), absl::StrCat(method, ": ", text));
 }

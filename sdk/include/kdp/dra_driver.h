@@ -202,6 +202,16 @@ struct DraRunnerOptions {
   // re-sends the full list every third of it (of 30 s at most: kubelets before 1.35 ignore the
   // field and use 30 s), so devices never go stale while the driver runs.
   absl::Duration health_check_timeout = absl::Seconds(30);
+  // Serves http://<metrics_address>/metrics (Prometheus text format, kdp_dra_driver_*) and
+  // /healthz, which fails while the kubelet has not reported the driver registered, or the last
+  // Devices() or ResourceSlice publication failed: "host:port", "[ipv6]:port", port 0 for any
+  // free port (see metrics_port()); empty: nothing is served. Bind a loopback address unless
+  // the metrics must be scraped from another host.
+  std::string metrics_address = {};
+  // Whether Start() fails when metrics_address cannot be bound (the port is taken). False: Start()
+  // logs a warning and the driver runs without metrics, for a default address that another
+  // process may hold. A malformed address is always an error (Create()).
+  bool metrics_required = true;
 };
 
 class DraRunner {
@@ -215,10 +225,11 @@ class DraRunner {
   DraRunner(const DraRunner&) = delete;
   DraRunner& operator=(const DraRunner&) = delete;
 
-  // Reads the checkpoint (DATA_LOSS when corrupt), calls Devices() (its error; INVALID_ARGUMENT for
-  // an invalid device), serves the DRA and health services on the DRA socket, then the
-  // registration socket (INTERNAL or FAILED_PRECONDITION naming the path), and starts publishing.
-  // FAILED_PRECONDITION when called twice.
+  // Serves the metrics address (if any; UNAVAILABLE naming it when it cannot be bound and
+  // metrics_required), reads the checkpoint (DATA_LOSS when corrupt), calls Devices() (its error;
+  // INVALID_ARGUMENT for an invalid device), serves the DRA and health services on the DRA
+  // socket, then the registration socket (INTERNAL or FAILED_PRECONDITION naming the path), and
+  // starts publishing. FAILED_PRECONDITION when called twice.
   [[nodiscard]] absl::Status Start();
 
   // Stops serving registration, ends the health streams (UNAVAILABLE), stops the DRA service,
@@ -230,6 +241,10 @@ class DraRunner {
   bool registered() const;
   // Blocks until registered() or `timeout` passes; returns registered().
   bool WaitForRegistration(absl::Duration timeout) const;
+
+  // The TCP port serving the metrics (the kernel's choice when metrics_address has port 0);
+  // 0 before Start(), after Stop(), and when no metrics are served.
+  int metrics_port() const;
 
   // The driver, valid while the runner lives.
   DraDriver& driver() const;

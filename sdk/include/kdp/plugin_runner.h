@@ -6,7 +6,10 @@
 // to it: this runner stops registering instead of fighting over the path. (gRPC unlinks the path
 // when this runner's server finally stops, so that instance then serves again once, by itself;
 // RunnerOptions::socket_suffix avoids sharing a path at all.)
-// RunPluginsUntilSignal() wraps it for a plugin's main().
+// RunPluginsUntilSignal() wraps it for a plugin's main(). With RunnerOptions::metrics_address set,
+// it also serves Prometheus metrics (kdp_device_plugin_*) at /metrics and a health check at
+// /healthz, which fails while a plugin is not registered with the running kubelet or its last
+// Discover() (at start, on Refresh()) failed: what a DaemonSet's liveness probe wants to see.
 //
 // Thread-safety: thread-safe. Stop() may be called more than once, concurrently, or without
 // Start().
@@ -38,6 +41,14 @@ struct RunnerOptions {
   // instance of a DaemonSet rolling update (maxSurge) serve on sockets of their own and the
   // manager keeps both endpoints; empty: none. Letters, digits, '.', '_', '-'; at most 64.
   std::string socket_suffix = {};
+  // Serves http://<metrics_address>/metrics (Prometheus text format) and /healthz: "host:port",
+  // "[ipv6]:port", port 0 for any free port (see metrics_port()); empty: nothing is served.
+  // Bind a loopback address unless the metrics must be scraped from another host.
+  std::string metrics_address = {};
+  // Whether Start() fails when metrics_address cannot be bound (the port is taken). False: Start()
+  // logs a warning and the plugins run without metrics, for a default address that another
+  // process may hold. A malformed address is always an error (Create()).
+  bool metrics_required = true;
 };
 
 // The socket file name a plugin serves on: the resource name with '/' replaced by '_', then
@@ -52,7 +63,8 @@ class RunnerImpl;
 class PluginRunner {
  public:
   // Validates the options and every plugin (resource names with the kubelet's rules, no
-  // resource served twice): INVALID_ARGUMENT naming the rule broken. Does not start anything.
+  // resource served twice, a well-formed metrics address): INVALID_ARGUMENT naming the rule
+  // broken. Does not start anything.
   static absl::StatusOr<std::unique_ptr<PluginRunner>> Create(
       RunnerOptions options, std::vector<std::unique_ptr<DevicePlugin>> plugins);
   ~PluginRunner();  // Stops.
@@ -60,9 +72,11 @@ class PluginRunner {
   PluginRunner(const PluginRunner&) = delete;
   PluginRunner& operator=(const PluginRunner&) = delete;
 
-  // Discovers each plugin's devices, serves every plugin socket and starts registering in the
-  // background (a kubelet that is not there yet is waited for, not an error). Errors: Discover()'s
-  // error; INTERNAL when a socket cannot be served. FAILED_PRECONDITION when called twice.
+  // Serves the metrics address (if any), discovers each plugin's devices, serves every plugin
+  // socket and starts registering in the background (a kubelet that is not there yet is waited
+  // for, not an error). Errors: UNAVAILABLE naming the metrics address when it cannot be bound
+  // and metrics_required; Discover()'s error; INTERNAL when a socket cannot be served.
+  // FAILED_PRECONDITION when called twice.
   [[nodiscard]] absl::Status Start();
 
   // Stops registering, cancels the ListAndWatch streams, stops the servers and removes the
@@ -74,6 +88,10 @@ class PluginRunner {
 
   // Blocks until `count` registrations have succeeded or `timeout` passes; true on success.
   bool WaitForRegistrations(int count, absl::Duration timeout) const;
+
+  // The TCP port serving the metrics (the kernel's choice when metrics_address has port 0);
+  // 0 before Start(), after Stop(), and when no metrics are served.
+  int metrics_port() const;
 
  private:
   explicit PluginRunner(std::unique_ptr<internal::RunnerImpl> impl);
