@@ -261,8 +261,21 @@ template <typename T>
 T* Family<T>::WithLabels(const LabelValues& values) {
   CheckLabelCount(values);
   absl::MutexLock lock(&mu_);
+  auto found = children_.find(values);
+  if (found != children_.end()) return found->second.get();
+  if (children_.size() >= kMaxChildren) {
+    if (!overflow_logged_) {
+      overflow_logged_ = true;
+      KDP_LOG_WARNING("Metric has too many label sets; counting new ones under the overflow labels",
+                      "metric", name(), "limit", kMaxChildren, "value", kOverflowLabelValue);
+    }
+    std::unique_ptr<T>& overflow =
+        children_[LabelValues(label_names().size(), std::string(kOverflowLabelValue))];
+    if (overflow == nullptr) overflow = NewChild();
+    return overflow.get();
+  }
   std::unique_ptr<T>& child = children_[values];
-  if (child == nullptr) child = NewChild();
+  child = NewChild();
   return child.get();
 }
 

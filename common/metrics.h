@@ -160,6 +160,12 @@ class Family : public FamilyBase {
  public:
   // The child for `values` (created on first use). Never null; stable until Remove(values) or
   // the family's destruction. Aborts when values.size() != label_names().size().
+  // At most kMaxChildren distinct label-value tuples: label values often come from peers (the
+  // resource name of every Register call, counted before it is validated, as the kubelet does),
+  // and a flood of distinct values must not grow memory without bound. Beyond the cap, new
+  // tuples share one child whose every label value is kOverflowLabelValue (logged once).
+  static constexpr size_t kMaxChildren = 10000;
+  static constexpr char kOverflowLabelValue[] = "<overflow>";
   T* WithLabels(const LabelValues& values) ABSL_LOCKS_EXCLUDED(mu_);
   // Drops the child for `values` (a pointer to it becomes dangling); not an error when absent.
   void Remove(const LabelValues& values) ABSL_LOCKS_EXCLUDED(mu_);
@@ -172,6 +178,7 @@ class Family : public FamilyBase {
 
   mutable absl::Mutex mu_;
   std::map<LabelValues, std::unique_ptr<T>> children_ ABSL_GUARDED_BY(mu_);
+  bool overflow_logged_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 extern template class Family<Counter>;

@@ -99,6 +99,27 @@ TEST(Registry, SameShapeReturnsTheSameFamilyAndChildPointersAreStable) {
   EXPECT_EQ(a->WithLabels({"1"}), child);
 }
 
+TEST(Registry, LabelSetsBeyondTheCapShareTheOverflowChild) {
+  // As a flood of Register calls with made-up resource names would do.
+  Registry registry;
+  CounterFamily* registrations = registry.AddCounter("registrations_total", "Help.", {"name"});
+  for (size_t i = 0; i < CounterFamily::kMaxChildren; ++i) {
+    registrations->WithLabels({"r" + std::to_string(i)})->Inc();
+  }
+  Counter* first_extra = registrations->WithLabels({"one-more"});
+  first_extra->Inc();
+  registrations->WithLabels({"and-another"})->Add(2);
+  EXPECT_EQ(registrations->WithLabels({"yet-another"}), first_extra);
+  // Known label sets keep their own child.
+  registrations->WithLabels({"r0"})->Inc();
+
+  const std::map<std::string, std::string> samples = Samples(registry.Render());
+  EXPECT_EQ(samples.size(), CounterFamily::kMaxChildren + 1);
+  EXPECT_EQ(samples.at("registrations_total{name=\"<overflow>\"}"), "3");
+  EXPECT_EQ(samples.at("registrations_total{name=\"r0\"}"), "2");
+  EXPECT_EQ(samples.count("registrations_total{name=\"one-more\"}"), 0u);
+}
+
 TEST(Registry, LabelsAreWrittenSortedByNameAsClientGolangDoes) {
   Registry registry;
   registry.AddHistogram("op_seconds", "h", {"operation_name", "is_error"}, {1})
