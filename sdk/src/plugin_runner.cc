@@ -1,5 +1,6 @@
 #include "kdp/plugin_runner.h"
 
+#include <fcntl.h>  // AT_FDCWD, AT_SYMLINK_NOFOLLOW
 #include <grpcpp/grpcpp.h>
 #include <poll.h>
 #include <signal.h>
@@ -55,18 +56,27 @@ constexpr absl::Duration kRecheckInterval = absl::Seconds(1);
 constexpr absl::Duration kSettleTime = absl::Milliseconds(100);
 
 // Identifies one incarnation of a file: a deleted and re-created kubelet.sock may get the same
-// inode number back, but not the same inode change time as well.
+// inode number back, but not the same birth time as well. The birth time, not the inode change
+// time: a kubelet (kdp-manager among them) that chmods its socket after binding changes the
+// ctime after a plugin may already have registered through it, and the queued IN_CREATE event
+// must then still read as the socket registered with. File systems without a birth time (statx
+// leaves STATX_BTIME out) fall back to the change time.
 struct FileIdentity {
   ino_t inode = 0;
-  int64_t ctime_ns = 0;
+  int64_t time_ns = 0;
   bool exists() const { return inode != 0; }
   friend bool operator==(const FileIdentity&, const FileIdentity&) = default;
 };
 
 FileIdentity IdentityOf(const std::string& path) {
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) return {};
-  return {st.st_ino, static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec};
+  struct statx st {};
+  if (::statx(AT_FDCWD, path.c_str(), AT_SYMLINK_NOFOLLOW, STATX_INO | STATX_BTIME | STATX_CTIME,
+              &st) != 0) {
+    return {};
+  }
+  const struct statx_timestamp& time = (st.stx_mask & STATX_BTIME) ? st.stx_btime : st.stx_ctime;
+  return {static_cast<ino_t>(st.stx_ino),
+          static_cast<int64_t>(time.tv_sec) * 1000000000 + time.tv_nsec};
 }
 
 }  // namespace

@@ -149,8 +149,15 @@ class GoDriverContract : public DraE2ETest {
     return drivers_.back().get();
   }
 
+  // Published, and the POST that published is in the driver's call log: the informer may see
+  // the slice before the driver has read the POST's response and recorded the call.
   bool WaitPublished(const GoStyleDriver& driver) {
-    return WaitUntil([&] { return driver.registered() && driver.published(); });
+    return WaitUntil([&] {
+      if (!driver.registered() || !driver.published()) return false;
+      const std::vector<ApiCall> calls = driver.calls();
+      return std::any_of(calls.begin(), calls.end(),
+                         [](const ApiCall& call) { return call.method == "POST"; });
+    });
   }
 
   std::string Diagnostics(const GoStyleDriver& driver) {
@@ -385,12 +392,17 @@ TEST_F(GoDriverContract, UpdatedDevicesArePutAsProtobufAndSeenModified) {
   const nlohmann::json before = published.begin()->second;
 
   driver->UpdateDevices(Gpus(3));  // gpu-3 removed
+  // Seen MODIFIED, and the PUT recorded (the informer may see it before the driver records it).
   ASSERT_TRUE(WaitUntil([&] {
     const std::vector<InformerEvent> events = driver->events();
+    const std::vector<ApiCall> calls = driver->calls();
     return driver->published() &&
-           std::any_of(events.begin(), events.end(), [&](const InformerEvent& e) {
-             return e.type == "MODIFIED" && e.name == name && !e.from_relist;
-           });
+           std::any_of(events.begin(), events.end(),
+                       [&](const InformerEvent& e) {
+                         return e.type == "MODIFIED" && e.name == name && !e.from_relist;
+                       }) &&
+           std::any_of(calls.begin(), calls.end(),
+                       [](const ApiCall& c) { return c.method == "PUT"; });
   })) << Diagnostics(*driver);
 
   const std::vector<ApiCall> calls = driver->calls();
