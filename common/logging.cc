@@ -9,6 +9,9 @@
 #include <cstdlib>
 #include <ctime>
 
+// The JSON lines escape strings as Go's encoding/json does (klog's JSON logger is Go).
+#include "common/go_json.h"
+
 namespace kdp::log {
 namespace {
 
@@ -49,88 +52,6 @@ void AppendQuotedText(std::string_view s, std::string* out) {
       continue;
     }
     out->push_back(c);
-  }
-  out->push_back('"');
-}
-
-// Length of the valid UTF-8 sequence at s[i], or 0 when it is not one (overlong forms,
-// surrogates and code points above U+10FFFF are invalid).
-size_t Utf8SequenceLength(std::string_view s, size_t i) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = byte(i);
-  size_t n = 0;
-  uint32_t cp = 0;
-  if (c < 0x80) return 1;
-  if ((c & 0xE0) == 0xC0) {
-    n = 2;
-    cp = c & 0x1F;
-  } else if ((c & 0xF0) == 0xE0) {
-    n = 3;
-    cp = c & 0x0F;
-  } else if ((c & 0xF8) == 0xF0) {
-    n = 4;
-    cp = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (byte(i + k) & 0x3F);
-  }
-  static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return n;
-}
-
-void AppendJsonString(std::string_view s, std::string* out) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out->push_back('"');
-  for (size_t i = 0; i < s.size();) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x80) {
-      const size_t n = Utf8SequenceLength(s, i);
-      if (n == 0) {
-        out->append("\\ufffd");
-        ++i;
-      } else {
-        out->append(s.substr(i, n));
-        i += n;
-      }
-      continue;
-    }
-    ++i;
-    switch (c) {
-      case '"':
-        out->append("\\\"");
-        break;
-      case '\\':
-        out->append("\\\\");
-        break;
-      case '\n':
-        out->append("\\n");
-        break;
-      case '\r':
-        out->append("\\r");
-        break;
-      case '\t':
-        out->append("\\t");
-        break;
-      case '\b':
-        out->append("\\b");
-        break;
-      case '\f':
-        out->append("\\f");
-        break;
-      default:
-        if (c < 0x20 || c == 0x7F) {
-          out->append("\\u00");
-          out->push_back(kHex[c >> 4]);
-          out->push_back(kHex[c & 0xF]);
-        } else {
-          out->push_back(static_cast<char>(c));
-        }
-    }
   }
   out->push_back('"');
 }
@@ -185,17 +106,17 @@ std::string FormatLine(Format format, Level level, const char* file, int line,
     std::snprintf(ts, sizeof(ts), "%lld.%06ld", static_cast<long long>(seconds), nanos / 1000);
     out.append("{\"ts\":").append(ts).append(",\"level\":\"");
     out.append(kLevelNames[static_cast<int>(level)]).append("\",\"caller\":");
-    AppendJsonString(std::string(base) + ":" + std::to_string(line), &out);
+    AppendGoJsonString(std::string(base) + ":" + std::to_string(line), &out);
     out.append(",\"msg\":");
-    AppendJsonString(message, &out);
+    AppendGoJsonString(message, &out);
     for (const Field& field : fields) {
       out.push_back(',');
-      AppendJsonString(field.key, &out);
+      AppendGoJsonString(field.key, &out);
       out.push_back(':');
       if (field.json_literal) {
         out.append(field.value);
       } else {
-        AppendJsonString(field.value, &out);
+        AppendGoJsonString(field.value, &out);
       }
     }
     out.push_back('}');

@@ -335,43 +335,13 @@ struct RawAnswer {
 
 // One HTTP/1.1 request (`headers` as given, no Authorization added) to 127.0.0.1:`port`.
 RawAnswer RawGet(int port, const std::string& path, const std::string& headers) {
-  RawAnswer answer;
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return answer;
-  timeval timeout{.tv_sec = 10, .tv_usec = 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
-    ::close(fd);
-    return answer;
+  HttpAnswer answer = SendHttpRequest(
+      {.port = port, .path = path, .headers = headers, .timeout = absl::Seconds(10)});
+  RawAnswer raw{.status = answer.status};
+  if (answer.status != 0) {
+    raw.body = nlohmann::json::parse(answer.body, nullptr, /*allow_exceptions=*/false);
   }
-  const std::string request = absl::StrCat("GET ", path, " HTTP/1.1\r\nHost: 127.0.0.1\r\n",
-                                           headers, "Connection: close\r\n\r\n");
-  if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
-      static_cast<ssize_t>(request.size())) {
-    ::close(fd);
-    return answer;
-  }
-  std::string raw;
-  char buffer[4096];
-  for (ssize_t n; (n = ::recv(fd, buffer, sizeof(buffer), 0)) > 0;) {
-    raw.append(buffer, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  const size_t end = raw.find("\r\n\r\n");
-  if (raw.size() < 12 || end == std::string::npos ||
-      !absl::SimpleAtoi(raw.substr(9, 3), &answer.status)) {
-    return answer;
-  }
-  std::string body = raw.substr(end + 4);
-  if (absl::StrContains(absl::AsciiStrToLower(raw.substr(0, end)), "chunked")) {
-    body = DecodeChunked(body);
-  }
-  answer.body = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
-  return answer;
+  return raw;
 }
 
 // Local addresses of the TCP sockets `pid` listens on, as /proc/<pid>/net/tcp{,6} write them

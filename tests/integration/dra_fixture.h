@@ -12,11 +12,7 @@
 #ifndef KDP_TESTS_INTEGRATION_DRA_FIXTURE_H_
 #define KDP_TESTS_INTEGRATION_DRA_FIXTURE_H_
 
-#include <arpa/inet.h>
 #include <grpcpp/grpcpp.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -43,6 +39,7 @@
 #include "pluginregistration/v1/api.grpc.pb.h"
 #include "tests/integration/e2e_fixture.h"
 #include "tests/testing/local_servers.h"
+#include "tests/testing/loopback_http.h"
 
 namespace kdp::testing {
 
@@ -56,21 +53,6 @@ struct HttpResponse {
   nlohmann::json json = nullptr;
   std::string error = {};
 };
-
-// Decodes a chunked HTTP/1.1 body; returns what could be decoded.
-inline std::string DecodeChunked(const std::string& raw) {
-  std::string out;
-  size_t pos = 0;
-  while (pos < raw.size()) {
-    size_t eol = raw.find("\r\n", pos);
-    if (eol == std::string::npos) break;
-    size_t size = std::strtoul(raw.substr(pos, eol - pos).c_str(), nullptr, 16);
-    if (size == 0) break;
-    out += raw.substr(eol + 2, size);
-    pos = eol + 2 + size + 2;
-  }
-  return out;
-}
 
 // One request to `server` ("http://127.0.0.1:<port>", as a kubeconfig names it) with a bearer
 // token; the connection is closed after the answer. Bounded by 30 s of socket inactivity.
@@ -91,64 +73,24 @@ inline HttpResponse HttpRequest(const std::string& server, const std::string& to
     response.error = absl::StrCat("no port in ", server);
     return response;
   }
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  if (::inet_pton(AF_INET, host_port.substr(0, colon).c_str(), &address.sin_addr) != 1) {
-    response.error = absl::StrCat("not an IPv4 address: ", host_port);
-    return response;
-  }
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
-    response.error = "socket failed";
-    return response;
-  }
-  timeval timeout{.tv_sec = 30, .tv_usec = 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
-    ::close(fd);
-    response.error = absl::StrCat("cannot connect to ", server);
-    return response;
-  }
-  std::string request = absl::StrCat(method, " ", path, " HTTP/1.1\r\nHost: ", host_port,
-                                     "\r\nAuthorization: Bearer ", token,
-                                     "\r\nAccept: application/json\r\nConnection: close\r\n");
+  std::string headers =
+      absl::StrCat("Authorization: Bearer ", token, "\r\nAccept: application/json\r\n");
   if (!body.empty() || method == "POST" || method == "PUT") {
-    absl::StrAppend(&request, "Content-Type: application/json\r\nContent-Length: ", body.size(),
-                    "\r\n");
+    absl::StrAppend(&headers, "Content-Type: application/json\r\n");
   }
-  absl::StrAppend(&request, "\r\n", body);
-  for (size_t sent = 0; sent < request.size();) {
-    ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) {
-      ::close(fd);
-      response.error = "send failed";
-      return response;
-    }
-    sent += static_cast<size_t>(n);
+  ::kdp::testing::HttpAnswer answer =
+      ::kdp::testing::SendHttpRequest({.host = host_port.substr(0, colon),
+                                       .port = port,
+                                       .method = method,
+                                       .path = path,
+                                       .headers = headers,
+                                       .body = body});
+  response.status = answer.status;
+  response.body = std::move(answer.body);
+  response.error = std::move(answer.error);
+  if (response.status != 0) {
+    response.json = nlohmann::json::parse(response.body, nullptr, /*allow_exceptions=*/false);
   }
-  std::string raw;
-  char buffer[8192];
-  for (;;) {
-    ssize_t n = ::recv(fd, buffer, sizeof(buffer), 0);
-    if (n <= 0) break;
-    raw.append(buffer, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  const size_t header_end = raw.find("\r\n\r\n");
-  if (!absl::StartsWith(raw, "HTTP/1.") || header_end == std::string::npos || raw.size() < 12 ||
-      !absl::SimpleAtoi(raw.substr(9, 3), &response.status)) {
-    response.error = absl::StrCat("no HTTP answer: ", raw.substr(0, 200));
-    response.status = 0;
-    return response;
-  }
-  const std::string headers = absl::AsciiStrToLower(raw.substr(0, header_end));
-  response.body = raw.substr(header_end + 4);
-  if (absl::StrContains(headers, "transfer-encoding: chunked")) {
-    response.body = DecodeChunked(response.body);
-  }
-  response.json = nlohmann::json::parse(response.body, nullptr, /*allow_exceptions=*/false);
   return response;
 }
 

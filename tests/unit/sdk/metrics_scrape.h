@@ -7,12 +7,6 @@
 #ifndef KDP_TESTS_UNIT_SDK_METRICS_SCRAPE_H_
 #define KDP_TESTS_UNIT_SDK_METRICS_SCRAPE_H_
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <unistd.h>
-
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -26,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "tests/testing/loopback_http.h"
 
 namespace kdp::testing {
 
@@ -36,43 +31,8 @@ struct Scrape {
 
 // GET http://127.0.0.1:<port><path> with "Connection: close"; bounded by 10 s of inactivity.
 inline Scrape HttpGet(int port, const std::string& path) {
-  Scrape result;
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return result;
-  timeval timeout{.tv_sec = 10, .tv_usec = 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0) {
-    ::close(fd);
-    return result;
-  }
-  const std::string request = absl::StrCat("GET ", path, " HTTP/1.1\r\nHost: 127.0.0.1:", port,
-                                           "\r\nConnection: close\r\n\r\n");
-  if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
-      static_cast<ssize_t>(request.size())) {
-    ::close(fd);
-    return result;
-  }
-  std::string raw;
-  char buffer[8192];
-  for (;;) {
-    ssize_t n = ::recv(fd, buffer, sizeof(buffer), 0);
-    if (n <= 0) break;
-    raw.append(buffer, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  const size_t header_end = raw.find("\r\n\r\n");
-  if (!absl::StartsWith(raw, "HTTP/1.") || header_end == std::string::npos || raw.size() < 12 ||
-      !absl::SimpleAtoi(raw.substr(9, 3), &result.status)) {
-    result.status = 0;
-    return result;
-  }
-  result.body = raw.substr(header_end + 4);
-  return result;
+  HttpAnswer answer = SendHttpRequest({.port = port, .path = path, .timeout = absl::Seconds(10)});
+  return {.status = answer.status, .body = std::move(answer.body)};
 }
 
 // A sample's name and its labels sorted by name ("name{a=\"1\",b=\"2\"}" or "name"); the text

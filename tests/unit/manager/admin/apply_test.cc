@@ -15,6 +15,7 @@
 #include "manager/src/admin/admin_server.h"
 #include "manager/src/resourceapi/kinds.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/unit/manager/admin/fake_dra_driver.h"
 
 namespace kdp::manager {
 namespace {
@@ -28,63 +29,7 @@ using ::testing::StartsWith;
 using Json = nlohmann::json;
 
 constexpr char kNode[] = "node-a";
-constexpr char kDriver[] = "gpu.example.com";
-
-// A DRA driver that prepares every device allocated to it, CDI ID "<driver>/gpu=<device>".
-class FakeDriver final : public dra::DraPlugin {
- public:
-  explicit FakeDriver(resourceapi::ObjectStore* store) : store_(store) {}
-  const std::string& driver_name() const override { return name_; }
-  absl::StatusOr<dra::drapb::NodePrepareResourcesResponse> NodePrepareResources(
-      const dra::drapb::NodePrepareResourcesRequest& request) override {
-    dra::drapb::NodePrepareResourcesResponse response;
-    for (const dra::drapb::Claim& claim : request.claims()) {
-      auto& result = (*response.mutable_claims())[claim.uid()];
-      absl::StatusOr<resourceapi::ResourceClaim> stored =
-          store_->GetClaim(claim.namespace_(), claim.name());
-      if (!stored.ok() || !stored->status.allocation.has_value()) {
-        result.set_error("not allocated");
-        continue;
-      }
-      for (const auto& r : stored->status.allocation->results) {
-        dra::drapb::Device* device = result.add_devices();
-        device->set_pool_name(r.pool);
-        device->set_device_name(r.device);
-        device->add_request_names(r.request);
-        device->add_cdi_device_ids(absl::StrCat(name_, "/gpu=", r.device));
-      }
-    }
-    return response;
-  }
-  absl::StatusOr<dra::drapb::NodeUnprepareResourcesResponse> NodeUnprepareResources(
-      const dra::drapb::NodeUnprepareResourcesRequest& request) override {
-    dra::drapb::NodeUnprepareResourcesResponse response;
-    for (const dra::drapb::Claim& claim : request.claims()) {
-      (*response.mutable_claims())[claim.uid()];
-    }
-    return response;
-  }
-
- private:
-  const std::string name_ = kDriver;
-  resourceapi::ObjectStore* const store_;
-};
-
-class FakeDrivers final : public dra::DraPlugins {
- public:
-  explicit FakeDrivers(resourceapi::ObjectStore* store)
-      : driver_(std::make_shared<FakeDriver>(store)) {}
-  absl::StatusOr<std::shared_ptr<dra::DraPlugin>> Get(const std::string& driver) override {
-    if (driver != kDriver) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("DRA driver ", driver, " is not registered"));
-    }
-    return std::shared_ptr<dra::DraPlugin>(driver_);
-  }
-
- private:
-  const std::shared_ptr<FakeDriver> driver_;
-};
+constexpr const char* kDriver = kFakeDriverName;
 
 constexpr char kDeviceClass[] = R"(apiVersion: resource.k8s.io/v1
 kind: DeviceClass

@@ -1,0 +1,42 @@
+// One HTTP/1.1 request over a plain TCP socket to an IPv4 address, for tests that talk to kdp's
+// HTTP endpoints (the local resource API, /metrics and /healthz) without cpp-httplib: test
+// targets do not get httplib's compile definitions, and a raw request also lets a test send
+// exactly the headers it means to (none, a wrong token). The connection is closed after the
+// answer ("Connection: close"); a chunked body is decoded.
+#ifndef KDP_TESTS_TESTING_LOOPBACK_HTTP_H_
+#define KDP_TESTS_TESTING_LOOPBACK_HTTP_H_
+
+#include <string>
+
+#include "absl/time/time.h"
+
+namespace kdp::testing {
+
+struct HttpAnswer {
+  int status = 0;            // 0 when nothing (or no HTTP) answered; `error` says why
+  std::string headers = {};  // the header lines, lower-cased
+  std::string body = {};     // decoded when chunked
+  std::string error = {};
+};
+
+struct HttpRequestSpec {
+  std::string host = "127.0.0.1";  // an IPv4 address
+  int port = 0;
+  std::string method = "GET";
+  std::string path = "/";
+  // Extra header lines, each ending in "\r\n" (Host and Connection are always sent; a body adds
+  // Content-Length).
+  std::string headers = {};
+  std::string body = {};
+  // Socket inactivity bound for each send and receive.
+  absl::Duration timeout = absl::Seconds(30);
+};
+
+HttpAnswer SendHttpRequest(const HttpRequestSpec& request);
+
+// Decodes a chunked HTTP/1.1 body; returns what could be decoded.
+std::string DecodeChunked(const std::string& raw);
+
+}  // namespace kdp::testing
+
+#endif  // KDP_TESTS_TESTING_LOOPBACK_HTTP_H_
