@@ -15,6 +15,7 @@
 #include <filesystem>
 
 #include "tests/fault/crash_fixture.h"
+#include "tests/testing/loopback_http.h"
 
 namespace kdp::testing {
 namespace {
@@ -95,8 +96,17 @@ class DiskFull : public FaultFixture {
 };
 
 TEST_F(DiskFull, AdmissionFailsCleanlyAndTheManagerRecoversWhenSpaceReturns) {
-  const std::vector<std::string> flags = {"--compaction-delay", "200ms"};
+  const std::vector<std::string> flags = {"--compaction-delay", "200ms", "--metrics-address",
+                                          "127.0.0.1:0"};
   ASSERT_NO_FATAL_FAILURE(StartManager(flags));
+  // The manager's /healthz: its "state" check fails while the last state write failed.
+  int metrics_port = 0;
+  ASSERT_TRUE(
+      WaitUntil([&] { return (metrics_port = LoggedMetricsPort(manager_->Output())) != 0; }));
+  const auto healthz = [&] {
+    return SendHttpRequest({.port = metrics_port, .path = "/healthz", .timeout = absl::Seconds(5)});
+  };
+  EXPECT_EQ(healthz().status, 200);
   ASSERT_NO_FATAL_FAILURE(StartGpuPlugin());
   ASSERT_TRUE(WaitForAllocatable(kGpuResource, 8, 8)) << plugin_->Output();
   KdpctlResult before = ApplyYaml(GpuPod("before", 2));
@@ -130,6 +140,9 @@ TEST_F(DiskFull, AdmissionFailsCleanlyAndTheManagerRecoversWhenSpaceReturns) {
   // good ones (a compaction cannot write them).
   EXPECT_EQ(DeviceStateProblem(live), "");
   EXPECT_EQ(Kdpctl({"status"}).exit_code, 0);
+  const HttpAnswer unhealthy = healthz();
+  EXPECT_EQ(unhealthy.status, 500) << unhealthy.body;
+  EXPECT_THAT(unhealthy.body, HasSubstr("[-]state failed")) << unhealthy.body;
   if (!pads.empty()) {  // the pads changed the state: a compaction tried to write it, and failed
     EXPECT_TRUE(WaitUntil(
         [&] { return absl::StrContains(manager_->Output(), "Failed to write checkpoint file"); }));
@@ -142,6 +155,8 @@ TEST_F(DiskFull, AdmissionFailsCleanlyAndTheManagerRecoversWhenSpaceReturns) {
   ASSERT_EQ(after.exit_code, 0) << after.out << after.err;
   live["after"] = Gpus(after.json);
   EXPECT_EQ(DeviceStateProblem(live), "");
+  const HttpAnswer recovered = healthz();
+  EXPECT_EQ(recovered.status, 200) << recovered.body;
   ASSERT_NO_FATAL_FAILURE(KillManager());
   ASSERT_NO_FATAL_FAILURE(StartManager(flags));
   ASSERT_TRUE(WaitForAllocatable(kGpuResource, 8, 8)) << plugin_->Output();

@@ -10,6 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/dra_fixture.h"
+#include "tests/testing/loopback_http.h"
 #include "tests/testing/wait.h"
 
 namespace kdp::testing {
@@ -18,18 +19,6 @@ namespace {
 using ::testing::HasSubstr;
 
 constexpr char kGpu[] = "example.com/gpu";
-
-// The port of the manager's "serving metrics" log line (text format: port="N"), 0 when absent.
-int MetricsPort(const std::string& output) {
-  const size_t line = output.find("\"serving metrics\"");
-  if (line == std::string::npos) return 0;
-  const size_t key = output.find("port=\"", line);
-  if (key == std::string::npos) return 0;
-  int port = 0;
-  const size_t start = key + 6;
-  (void)absl::SimpleAtoi(output.substr(start, output.find('"', start) - start), &port);
-  return port;
-}
 
 // Sample lines of a scrape: "name{labels}" → value.
 std::map<std::string, double> Samples(const std::string& text) {
@@ -48,9 +37,9 @@ class ManagerMetricsE2E : public DraE2ETest {
  protected:
   void StartWithMetrics() {
     ASSERT_NO_FATAL_FAILURE(StartManager({"--metrics-address", "127.0.0.1:0"}));
-    ASSERT_TRUE(WaitUntil([&] { return MetricsPort(manager_->Output()) > 0; }))
+    ASSERT_TRUE(WaitUntil([&] { return LoggedMetricsPort(manager_->Output()) > 0; }))
         << manager_->Output();
-    server_ = absl::StrCat("http://127.0.0.1:", MetricsPort(manager_->Output()));
+    server_ = absl::StrCat("http://127.0.0.1:", LoggedMetricsPort(manager_->Output()));
   }
   HttpResponse Get(const std::string& path) { return HttpRequest(server_, "", "GET", path); }
   std::map<std::string, double> Scrape() {
@@ -91,8 +80,8 @@ TEST_F(ManagerMetricsE2E, DevicePluginRegistrationAndAllocationAreMeasured) {
 
 TEST_F(ManagerMetricsE2E, DraPrepareAndUnprepareAreMeasured) {
   ASSERT_NO_FATAL_FAILURE(StartAll({"--metrics-address", "127.0.0.1:0"}));
-  ASSERT_TRUE(WaitUntil([&] { return MetricsPort(manager_->Output()) > 0; }));
-  server_ = absl::StrCat("http://127.0.0.1:", MetricsPort(manager_->Output()));
+  ASSERT_TRUE(WaitUntil([&] { return LoggedMetricsPort(manager_->Output()) > 0; }));
+  server_ = absl::StrCat("http://127.0.0.1:", LoggedMetricsPort(manager_->Output()));
   KdpctlResult applied = Apply(ExampleManifests());
   ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err << DriverLogs();
   const nlohmann::json pod = PodOf(applied.json);

@@ -24,24 +24,10 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Optional;
 
-// The port of the "serving metrics" line in `process`'s log, once it is there; 0 until then.
-int LoggedMetricsPort(const Subprocess& process) {
-  const std::string output = process.Output();
-  const size_t line = output.find("\"serving metrics\"");
-  if (line == std::string::npos) return 0;
-  const std::string key = "address=\"127.0.0.1:";
-  const size_t at = output.find(key, line);
-  if (at == std::string::npos) return 0;
-  const size_t start = at + key.size();
-  int port = 0;
-  if (!absl::SimpleAtoi(output.substr(start, output.find('"', start) - start), &port)) return 0;
-  return port;
-}
-
 // Waits for `process` to log its metrics port; 0 when it did not within the default timeout.
 int WaitForMetricsPort(const Subprocess& process) {
   int port = 0;
-  WaitUntil([&] { return (port = LoggedMetricsPort(process)) != 0; });
+  WaitUntil([&] { return (port = LoggedMetricsPort(process.Output())) != 0; });
   return port;
 }
 

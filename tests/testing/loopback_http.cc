@@ -15,6 +15,17 @@
 
 namespace kdp::testing {
 
+int LoggedMetricsPort(const std::string& log) {
+  const size_t line = log.find("\"serving metrics\"");
+  if (line == std::string::npos) return 0;
+  const size_t key = log.find(" port=\"", line);
+  if (key == std::string::npos) return 0;
+  const size_t start = key + 7;
+  int port = 0;
+  if (!absl::SimpleAtoi(log.substr(start, log.find('"', start) - start), &port)) return 0;
+  return port;
+}
+
 std::string DecodeChunked(const std::string& raw) {
   std::string out;
   size_t pos = 0;

@@ -34,6 +34,11 @@ struct HttpRequestSpec {
 
 HttpAnswer SendHttpRequest(const HttpRequestSpec& request);
 
+// The port of the first "serving metrics" line (common/metrics_server.h's StartMetricsServer, text
+// log format: port="N") in a process's log; 0 while there is none. Tests start kdp programs with
+// --metrics-address 127.0.0.1:0 and read the kernel's choice here.
+int LoggedMetricsPort(const std::string& log);
+
 // Decodes a chunked HTTP/1.1 body; returns what could be decoded.
 std::string DecodeChunked(const std::string& raw);
 
