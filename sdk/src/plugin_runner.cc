@@ -397,6 +397,9 @@ class RunnerImpl {
       FileIdentity kubelet = IdentityOf(kubelet_socket_);
       if (status.ok()) status = Register(*served);
       if (status.ok()) {
+        // A kubelet that bound kubelet.sock between the look and the dial is the one that
+        // answered: remembering "none" would take its own creation event for a restart.
+        if (!kubelet.exists()) kubelet = IdentityOf(kubelet_socket_);
         served->needs_registration = false;
         served->registered_kubelet = kubelet;
         served->backoff = absl::ZeroDuration();
