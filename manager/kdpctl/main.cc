@@ -105,6 +105,12 @@ class AdminClient {
   int ReportError(const grpc::Status& status) const {
     switch (status.error_code()) {
       case grpc::StatusCode::UNAVAILABLE:
+        // Connected, and the manager answered UNAVAILABLE: a peer of the manager's is down (a
+        // DRA driver NodeUnprepareResources could not reach), not the manager.
+        if (channel_->GetState(false) == GRPC_CHANNEL_READY) {
+          std::cerr << "kdpctl: " << status.error_message() << "\n";
+          return kExitFailure;
+        }
         return Unreachable(status.error_message());
       case grpc::StatusCode::DEADLINE_EXCEEDED:
         // Never connected within the deadline: the manager is not there (or hung in accept).
@@ -203,6 +209,7 @@ int RunDeletePod(AdminClient& client, const GlobalFlags& flags, const std::strin
   auto context = client.NewContext();
   grpc::Status rpc = client.stub().DeletePod(context.get(), request, &response);
   if (!rpc.ok()) return client.ReportError(rpc);
+  if (!response.warning().empty()) std::cerr << "kdpctl: warning: " << response.warning() << "\n";
   if (flags.output == "json") {
     std::cout << DumpJson(DeletedPodJson(pod_namespace, name, response.uid()));
   } else {

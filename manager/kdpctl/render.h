@@ -222,10 +222,14 @@ inline nlohmann::json AdmittedPodJson(const kdp::admin::v1::Pod& pod) {
   for (const auto& container : pod.containers()) containers.push_back(ContainerJson(container));
   nlohmann::json claims = nlohmann::json::array();
   for (const auto& claim : pod.claims()) claims.push_back(PodClaimJson(claim));
-  return {{"admitted", true},
-          {"pod", {{"namespace", pod.namespace_()}, {"name", pod.name()}, {"uid", pod.uid()}}},
-          {"containers", std::move(containers)},
-          {"claims", std::move(claims)}};
+  nlohmann::json json = {
+      {"admitted", true},
+      {"pod", {{"namespace", pod.namespace_()}, {"name", pod.name()}, {"uid", pod.uid()}}},
+      {"containers", std::move(containers)},
+      {"claims", std::move(claims)}};
+  // Only when set, as the kubelet's deletionTimestamp: the rendering of a running pod is unchanged.
+  if (pod.terminating()) json["terminating"] = true;
+  return json;
 }
 
 // AdmittedPodJson(pod) when admitted, else {"admitted":false,"reason","message"}.
@@ -470,11 +474,13 @@ inline std::string ApplyText(const kdp::admin::v1::ApplyResponse& response) {
   return out;
 }
 
-// NAMESPACE NAME UID DEVICES, DEVICES being "CONTAINER:RESOURCE=ID,ID" entries joined by ";"
-// ("-" for a pod without devices); "no pods" when the list is empty.
+// NAMESPACE NAME UID DEVICES HEALTH STATUS, DEVICES being "CONTAINER:RESOURCE=ID,ID" entries
+// joined by ";" ("-" for a pod without devices), STATUS "Running" or "Terminating" (its deletion
+// waits for NodeUnprepareResources); "no pods" when the list is empty.
 inline std::string PodListText(const kdp::admin::v1::ListPodsResponse& response) {
   if (response.pods().empty()) return "no pods\n";
-  std::vector<std::vector<std::string>> rows = {{"NAMESPACE", "NAME", "UID", "DEVICES", "HEALTH"}};
+  std::vector<std::vector<std::string>> rows = {
+      {"NAMESPACE", "NAME", "UID", "DEVICES", "HEALTH", "STATUS"}};
   for (const auto& pod : response.pods()) {
     std::vector<std::string> devices;
     // The allocated devices that are not Healthy (allocatedResourcesStatus), else "ok".
@@ -497,7 +503,8 @@ inline std::string PodListText(const kdp::admin::v1::ListPodsResponse& response)
                     devices.empty() ? "-" : absl::StrJoin(devices, ";"),
                     !any                  ? "-"
                     : not_healthy.empty() ? "ok"
-                                          : absl::StrJoin(not_healthy, ",")});
+                                          : absl::StrJoin(not_healthy, ","),
+                    pod.terminating() ? "Terminating" : "Running"});
   }
   return FormatTable(rows);
 }

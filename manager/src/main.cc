@@ -100,8 +100,10 @@ absl::StatusOr<kdp::manager::TopologyManagerConfig> TopologyConfig(
   return config;
 }
 
-// The kubelet's DRA reconcile loop: every `period`, claims still referencing pods that are no
-// longer active are unprepared (pods deleted while the manager was down, failed rejections).
+// The kubelet's DRA reconcile loop: every `period`, terminating pods finish their deletion (a
+// driver that failed NodeUnprepareResources, a deletion cut by a crash), then claims still
+// referencing pods that are no longer active are unprepared (pods deleted while the manager was
+// down, failed rejections).
 class DraReconciler {
  public:
   DraReconciler(kdp::manager::dra::DraManager* dra, kdp::manager::PodManager* pods,
@@ -112,6 +114,7 @@ class DraReconciler {
   void Start() {
     thread_ = std::thread([this] {
       for (;;) {
+        pods_->FinishTerminating();
         pods_->WithActivePodsSettled([this](const std::set<std::string>& active) {
           if (absl::Status reconciled = dra_->ReconcileOrphans(active); !reconciled.ok()) {
             KDP_LOG_WARNING("Unpreparing claims of pods that are gone failed; will retry", "err",
@@ -267,7 +270,8 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app.add_option("--dra-reconcile-period", dra_reconcile_period,
-                 "How often claims of pods that are gone are unprepared (the kubelet's 60s)")
+                 "How often terminating pods finish their deletion and claims of pods that are "
+                 "gone are unprepared (the kubelet's 60s)")
       ->capture_default_str()
       ->check([](const std::string& text) -> std::string {
         absl::Duration d;

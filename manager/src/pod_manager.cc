@@ -89,7 +89,9 @@ void PodManager::Restore(std::vector<Pod> pods) {
     for (const Container* container : ContainersInAdmissionOrder(pod)) {
       admitted.containers.push_back(
           Describe(pod, *container, devices_->CachedRunContainerOptions(pod.uid, container->name)));
-      // The DRA manager restored its claims from dra_manager_state: the CDI IDs are known.
+      // The DRA manager restored its claims from dra_manager_state: the CDI IDs are known. Not
+      // for a terminating pod, whose claims may be unprepared already.
+      if (pod.terminating) continue;
       if (absl::Status added = AddClaimCdiDevices(pod, &admitted.containers.back()); !added.ok()) {
         KDP_LOG_WARNING("A restored container's claims have no CDI devices", "pod",
                         absl::StrCat(pod.namespace_, "/", pod.name), "container", container->name,
@@ -149,10 +151,16 @@ std::vector<Pod> PodManager::Pods() const {
 
 absl::StatusOr<AdmitResult> PodManager::Admit(Pod pod) {
   absl::MutexLock admission(&admission_mu_);
+  pod.terminating = false;  // set by Delete only
   auto key = std::make_pair(pod.namespace_, pod.name);
   {
     absl::MutexLock lock(&mu_);
     if (auto it = pods_.find(key); it != pods_.end()) {
+      if (it->second.pod.terminating) {
+        return absl::AlreadyExistsError(absl::StrCat(
+            "pod ", pod.namespace_, "/", pod.name, " already exists (uid ", it->second.pod.uid,
+            ") and is terminating: its deletion completes once its claims are unprepared"));
+      }
       return absl::AlreadyExistsError(absl::StrCat("pod ", pod.namespace_, "/", pod.name,
                                                    " already exists (uid ", it->second.pod.uid,
                                                    "); delete it first"));
@@ -292,9 +300,30 @@ absl::StatusOr<std::string> PodManager::Delete(const std::string& namespace_,
     pod = it->second.pod;
   }
   // The kubelet's SyncTerminatingPod: NodeUnprepareResources once the containers stopped; an
-  // error keeps the pod (terminating) until a retry succeeds.
+  // error keeps the pod terminating until a retry succeeds (the reconcile loop's, or another
+  // delete). The pod is recorded terminating first: a crash after its claims were unprepared
+  // must not bring it back as a running pod whose devices are gone.
   if (!pod.resource_claims.empty() && claims_ != nullptr) {
-    KDP_RETURN_IF_ERROR(claims_->Unprepare(pod));
+    if (!pod.terminating) {
+      auto mark = [&] {
+        absl::MutexLock lock(&mu_);
+        if (auto it = pods_.find({namespace_, name}); it != pods_.end()) {
+          it->second.pod.terminating = true;
+        }
+      };
+      if (store_ == nullptr) {
+        mark();
+      } else {
+        KDP_RETURN_IF_ERROR(store_->RecordPodTerminating(uid, mark));
+      }
+      pod.terminating = true;
+    }
+    if (absl::Status unprepared = claims_->Unprepare(pod); !unprepared.ok()) {
+      return absl::Status(
+          unprepared.code(),
+          absl::StrCat("pod ", namespace_, "/", name,
+                       " is terminating; its deletion is retried: ", unprepared.message()));
+    }
   }
   auto erase = [&] {
     absl::MutexLock lock(&mu_);
@@ -316,6 +345,27 @@ absl::StatusOr<std::string> PodManager::Delete(const std::string& namespace_,
   if (!pod.resource_claims.empty() && claims_ != nullptr) claims_->Release(pod);
   KDP_LOG_INFO("Pod deleted", "pod", absl::StrCat(namespace_, "/", name), "podUID", uid);
   return uid;
+}
+
+int PodManager::FinishTerminating() {
+  std::vector<std::pair<std::string, std::string>> terminating;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& [key, admitted] : pods_) {
+      if (admitted.pod.terminating) terminating.push_back(key);
+    }
+  }
+  int finished = 0;
+  for (const auto& [namespace_, name] : terminating) {
+    absl::StatusOr<std::string> deleted = Delete(namespace_, name);
+    if (deleted.ok()) {
+      ++finished;
+    } else if (!absl::IsNotFound(deleted.status())) {  // deleted meanwhile by a client
+      KDP_LOG_WARNING("Deleting a terminating pod failed; will retry", "pod",
+                      absl::StrCat(namespace_, "/", name), "err", deleted.status().message());
+    }
+  }
+  return finished;
 }
 
 std::vector<AdmittedPod> PodManager::List() const {

@@ -120,10 +120,16 @@ class PodManager : public ActivePodsSource {
   absl::StatusOr<AdmitResult> Admit(Pod pod) ABSL_LOCKS_EXCLUDED(admission_mu_, mu_);
   // Deletes the pod and releases its devices; returns its UID. NOT_FOUND when absent; the
   // store's error when the deletion could not be recorded (the pod then stays); the DRA
-  // manager's error when a driver fails NodeUnprepareResources (the pod then stays, as a
-  // kubelet keeps a terminating pod until unprepare succeeds: delete it again to retry).
+  // manager's error when a driver fails NodeUnprepareResources (the pod then stays, terminating,
+  // as a kubelet keeps a terminating pod until unprepare succeeds: FinishTerminating or another
+  // Delete retries). A pod with claims is recorded terminating before they are unprepared.
   absl::StatusOr<std::string> Delete(const std::string& namespace_, const std::string& name)
       ABSL_LOCKS_EXCLUDED(admission_mu_, mu_);
+  // Deletes every terminating pod again (Pod::terminating: a driver failed
+  // NodeUnprepareResources, or a crash cut the deletion), as the kubelet's pod workers keep
+  // terminating a pod until it is done; the DRA reconcile loop calls it. Returns how many
+  // completed; failures are logged and left for the next call.
+  int FinishTerminating() ABSL_LOCKS_EXCLUDED(admission_mu_, mu_);
 
   // The topology manager's configuration (policy, scope, the machine's NUMA nodes).
   const TopologyManagerConfig& topology_config() const { return topology_->config(); }

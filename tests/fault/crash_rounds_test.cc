@@ -5,7 +5,9 @@
 //      devices, every acknowledged deletion stays done, no GPU is held twice, the checkpoint
 //      parses and catches up with exactly the live allocations;
 //   2. the same during DRA prepares and unprepares with kdp-dra-driver: no acknowledged
-//      preparation is lost, and once the reconcile loop ran the prepared set is the same in the
+//      preparation is lost, a deletion cut after it started comes back terminating (never
+//      running without its claims) and completes alone, and once the reconcile loop ran the
+//      prepared set is the same in the
 //      manager, its checkpoint, the driver's checkpoint and CDI specs and the resource API's
 //      allocations: exactly the claims of live pods;
 //   3. the plugin killed in the middle of Allocate and the driver in the middle of
@@ -213,7 +215,8 @@ TEST_F(CrashRounds, ManagerSigkilledDuringDraPreparesAndUnprepares) {
     return ClaimPod(name, gpus == 2 ? "two-gpus" : "one-gpu");
   };
   int next = 0, kills = 0, acknowledged = 0, acknowledged_in_flight = 0, recorded_unanswered = 0,
-      deletes_acknowledged = 0, deletes_redone = 0, driver_restarts = 0;
+      deletes_acknowledged = 0, deletes_redone = 0, deletes_finished_by_reconcile = 0,
+      driver_restarts = 0;
   const absl::Time start = absl::Now();
   for (int round = 0; round < rounds; ++round) {
     SCOPED_TRACE(absl::StrCat("round ", round));
@@ -307,10 +310,21 @@ TEST_F(CrashRounds, ManagerSigkilledDuringDraPreparesAndUnprepares) {
         EXPECT_EQ(pod.cdi_ids.size(), static_cast<size_t>(op.gpus)) << listed[op.pod].dump();
         live[op.pod] = pod;
         ++recorded_unanswered;
+      } else if (listed[op.pod].value("terminating", false)) {
+        // Cut after the pod was recorded terminating (maybe after NodeUnprepareResources): it
+        // never comes back as running, and the reconcile loop completes the deletion alone.
+        EXPECT_TRUE(WaitUntil([&] { return !ListedPods().contains(op.pod); }))
+            << op.pod << " stays terminating\n"
+            << manager_->Output() << DriverLogs();
+        live.erase(op.pod);
+        ++deletes_finished_by_reconcile;
       } else {
-        // A deletion kdpctl got no answer for may have been cut anywhere, even after
-        // NodeUnprepareResources (the pod is then listed still, its claim maybe without
-        // devices): as any client would, the test deletes it again, which must complete it.
+        // Cut before the deletion started: a running pod, whose claim is still prepared. As
+        // any client would, the test deletes it again.
+        EXPECT_TRUE(specs.contains(pod.claim_uid))
+            << op.pod << " is listed running, but its claim was unprepared\n"
+            << listed[op.pod].dump() << "\n--- killed manager ---\n"
+            << killed_log << DriverLogs();
         KdpctlResult again = Kdpctl({"delete", "pod", op.pod});
         EXPECT_EQ(again.exit_code, 0) << again.err << listed[op.pod].dump();
         live.erase(op.pod);
@@ -333,6 +347,8 @@ TEST_F(CrashRounds, ManagerSigkilledDuringDraPreparesAndUnprepares) {
   Figure("DRA admissions recorded but unanswered at a kill", recorded_unanswered, "pods");
   Figure("DRA deletions acknowledged", deletes_acknowledged, "pods");
   Figure("DRA deletions unanswered at a kill and done again", deletes_redone, "pods");
+  Figure("DRA deletions unanswered at a kill, terminating, completed by the reconcile loop",
+         deletes_finished_by_reconcile, "pods");
   Figure("DRA driver restarts for a new resource API port", driver_restarts, "restarts");
   Figure("DRA crash round time", absl::ToDoubleMilliseconds(took / rounds), "ms per round");
 }

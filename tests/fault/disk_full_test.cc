@@ -191,7 +191,36 @@ TEST_F(DiskFull, DraPrepareFailsCleanlyAndRecoversWhenSpaceReturns) {
   EXPECT_EQ(Kdpctl({"status"}).exit_code, 0);
   EXPECT_EQ(StateFiles(names), good);
 
+  // A deletion on the full disk: refused before it starts (the terminating record cannot be
+  // written: the pod stays running, its claim prepared), or started and then waiting for the
+  // driver (terminating), or done, with a warning when only resources.json could not be written.
+  // Never a pod listed running whose claim is gone.
+  KdpctlResult deleting = Kdpctl({"delete", "pod", "before"});
+  std::cout << "kdpctl delete of a DRA pod on a full disk: exit " << deleting.exit_code << ": "
+            << deleting.out << deleting.err << std::endl;
+  std::map<std::string, nlohmann::json> listed = ListedPods();
+  if (deleting.exit_code == 0) {
+    EXPECT_EQ(deleting.json["deleted"], true) << deleting.out;
+    if (!deleting.err.empty()) {
+      EXPECT_THAT(deleting.err, HasSubstr("kdpctl: warning: the pod is deleted, but"));
+      EXPECT_THAT(deleting.err, HasSubstr(Root() + "/kdp/resources.json"));
+    }
+    EXPECT_FALSE(listed.contains("before"));
+    live.erase("before");
+  } else {
+    EXPECT_THAT(deleting.err, HasSubstr(Root())) << "names the write that failed";
+    ASSERT_TRUE(listed.contains("before")) << "a deletion that failed keeps the pod";
+    if (!listed["before"].value("terminating", false)) {
+      EXPECT_EQ(DraStateProblem(live), "") << "a running pod keeps its claim prepared";
+    }
+  }
+
   ASSERT_NO_FATAL_FAILURE(FreeDisk());
+  if (deleting.exit_code != 0 && listed["before"].value("terminating", false)) {
+    // Space is back: the reconcile loop completes the deletion.
+    EXPECT_TRUE(WaitUntil([&] { return !ListedPods().contains("before"); })) << DriverLogs();
+    live.erase("before");
+  }
   KdpctlResult after = ApplyYaml(ClaimPod("after", "one-gpu"));
   ASSERT_EQ(after.exit_code, 0) << after.out << after.err << DriverLogs();
   live["after"] = DraPodOf(after.json);

@@ -424,6 +424,38 @@ TEST_F(DraE2E, ADriverRestartStillUnpreparesEarlierClaimsAndPreparesNewOnes) {
   EXPECT_THAT(PreparedClaims(), IsEmpty());
 }
 
+// The kubelet keeps a pod terminating until NodeUnprepareResources succeeds. With the driver
+// down, the deletion fails, the pod is listed terminating and its name stays taken; once the
+// driver is back the reconcile loop completes the deletion without anyone asking again.
+TEST_F(DraE2E, ADeletionWhileTheDriverIsDownCompletesOnceItIsBack) {
+  ASSERT_NO_FATAL_FAILURE(StartAll({"--dra-reconcile-period", "200ms"}));
+  nlohmann::json pod = ApplyPod(ExampleManifests());
+  ASSERT_EQ(pod["admitted"], true) << pod << DriverLogs();
+  const std::string claim_uid = pod["claims"][0]["claim_uid"];
+  ASSERT_NO_FATAL_FAILURE(StopDriver(SIGKILL));
+  ASSERT_TRUE(WaitUntil([&] { return !DriverConnected(kGpuDriver); })) << DriverLogs();
+
+  KdpctlResult deleted = DeletePod("dra-trainer");
+  EXPECT_EQ(deleted.exit_code, 1) << deleted.out << deleted.err;
+  EXPECT_THAT(deleted.err, HasSubstr("pod default/dra-trainer is terminating; its deletion is "
+                                     "retried: "));
+  std::map<std::string, nlohmann::json> listed = ListedPods();
+  ASSERT_TRUE(listed.contains("dra-trainer")) << DriverLogs();
+  EXPECT_EQ(listed["dra-trainer"]["terminating"], true) << listed["dra-trainer"];
+  KdpctlResult reused = Apply(ExampleManifests());
+  EXPECT_NE(reused.exit_code, 0) << reused.out;
+  EXPECT_THAT(reused.err, HasSubstr("is terminating")) << reused.out;
+  EXPECT_TRUE(std::filesystem::exists(SpecPathOf(claim_uid)));  // nobody unprepared it yet
+
+  ASSERT_NO_FATAL_FAILURE(StartDriver());
+  EXPECT_TRUE(WaitUntil([&] { return !ListedPods().contains("dra-trainer"); })) << DriverLogs();
+  EXPECT_FALSE(std::filesystem::exists(SpecPathOf(claim_uid)));
+  EXPECT_TRUE(PreparedClaim(claim_uid).is_null()) << PreparedClaims();
+  // The name is free again.
+  nlohmann::json again = ApplyPod(ExampleManifests());
+  EXPECT_EQ(again["admitted"], true) << again << DriverLogs();
+}
+
 TEST_F(DraE2E, ADriverThatNeverAnswersFailsThePodWithDeadlineExceededAndHoldsNothing) {
   ASSERT_NO_FATAL_FAILURE(
       StartDraManager({"--dra-call-timeout", "1", "--dra-reconcile-period", "1s"}));

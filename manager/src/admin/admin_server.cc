@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/grpc_status.h"
+#include "common/logging.h"
 #include "common/status_macros.h"
 #include "manager/src/admin/manifest.h"
 #include "manager/src/pod/pod_manifest.h"
@@ -56,6 +57,7 @@ void ToAdminPod(const AdmittedPod& admitted, kdp::admin::v1::Pod* out,
   out->set_namespace_(admitted.pod.namespace_);
   out->set_name(admitted.pod.name);
   out->set_uid(admitted.pod.uid);
+  out->set_terminating(admitted.pod.terminating);
   for (const AdmittedContainer& container : admitted.containers) {
     auto* c = out->add_containers();
     c->set_name(container.spec.name);
@@ -309,8 +311,19 @@ grpc::Status AdminServer::DeletePod(grpc::ServerContext*,
   if (!uid.ok()) return ToGrpcStatus(uid.status());
   response->set_uid(*uid);
   if (dra_.persister != nullptr) {
+    // The deletion is recorded already: an error now would read as "not deleted". The released
+    // claims are written by the background writer once it can (and released again at start if
+    // the manager stops before).
     if (absl::Status flushed = dra_.persister->Flush(); !flushed.ok()) {
-      return ToGrpcStatus(flushed);
+      response->set_warning(absl::StrCat(
+          "the pod is deleted, but the resource API's state could not be written yet (retried in "
+          "the background): ",
+          flushed.message()));
+      KDP_LOG_WARNING(
+          "Pod deleted; writing the resource API's state failed, retrying", "pod",
+          absl::StrCat(request->namespace_().empty() ? "default" : request->namespace_(), "/",
+                       request->name()),
+          "err", flushed.message());
     }
   }
   return grpc::Status::OK;

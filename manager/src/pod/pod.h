@@ -72,6 +72,10 @@ struct Pod {
   // status.resourceClaimStatuses: pod claim name → the name of the claim generated for this pod
   // from its template (set at admission, as the resourceclaim controller does).
   std::map<std::string, std::string> resource_claim_statuses = {};
+  // metadata.deletionTimestamp is set: the deletion started (its claims may be unprepared
+  // already) and completes once NodeUnprepareResources succeeds. Recorded, so that a restart
+  // finishes the deletion instead of bringing the pod back as running.
+  bool terminating = false;
 
   friend bool operator==(const Pod&, const Pod&) = default;
 };

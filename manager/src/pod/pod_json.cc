@@ -131,6 +131,11 @@ class Decoder {
         pod.resource_claim_statuses.emplace(name, value.get<std::string>());
       }
     }
+    if (json.contains("terminating")) {
+      KDP_ASSIGN_OR_RETURN(const Json* terminating,
+                           Field(json, path, "terminating", &Json::is_boolean, "a boolean"));
+      pod.terminating = terminating->get<bool>();
+    }
     return pod;
   }
 
@@ -269,6 +274,7 @@ nlohmann::json PodToJson(const Pod& pod) {
     }
     json["resourceClaimStatuses"] = std::move(statuses);
   }
+  if (pod.terminating) json["terminating"] = true;
   return json;
 }
 

@@ -7,6 +7,8 @@
 //
 //   {"namespace": "ml", "name": "train", "uid": "5b1c...",
 //    "initContainers": [C, ...], "containers": [C, ...]}
+//   plus, only when used: "resourceClaims", "resourceClaimStatuses", and "terminating": true for
+//   a pod whose deletion started (pod.h).
 //   C = {"name": "warmup", "kind": "init" | "sidecar" | "app",
 //        "extendedResources": {"example.com/gpu": 2, ...}, "otherLimits": {"cpu": "500m", ...}}
 //

@@ -328,6 +328,10 @@ absl::StatusOr<std::unique_ptr<StateStore>> StateStore::Open(StateStoreOptions o
                                             absl::StrCat("record ", seq));
       if (!pod.ok()) return absl::DataLossError(pod.status().message());
       pods[pod->uid] = *std::move(pod);
+    } else if (op == "pod_terminating") {
+      // A pod whose record is gone (a deletion replayed before it) stays gone.
+      auto it = pods.find(MemberOr<std::string>(record, "pod", std::string()));
+      if (it != pods.end()) it->second.terminating = true;
     } else if (op == "pod_deleted") {
       pods.erase(MemberOr<std::string>(record, "pod", std::string()));
     } else {
@@ -422,6 +426,10 @@ absl::Status StateStore::RecordResource(const std::string& resource, bool regist
 
 absl::Status StateStore::RecordPodAdmitted(const Pod& pod, const ApplyFn& apply) {
   return Record(json{{"op", "pod_admitted"}, {"pod", PodToJson(pod)}}.dump(), /*sync=*/true, apply);
+}
+
+absl::Status StateStore::RecordPodTerminating(const std::string& pod_uid, const ApplyFn& apply) {
+  return Record(json{{"op", "pod_terminating"}, {"pod", pod_uid}}.dump(), /*sync=*/true, apply);
 }
 
 absl::Status StateStore::RecordPodDeleted(const std::string& pod_uid, const ApplyFn& apply) {

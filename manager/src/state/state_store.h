@@ -110,6 +110,10 @@ class StateStore {
                                             const ApplyFn& apply) ABSL_LOCKS_EXCLUDED(change_mu_);
   [[nodiscard]] absl::Status RecordPodAdmitted(const Pod& pod, const ApplyFn& apply)
       ABSL_LOCKS_EXCLUDED(change_mu_);
+  // The pod's deletion started (before its claims are unprepared); replayed as
+  // Pod::terminating.
+  [[nodiscard]] absl::Status RecordPodTerminating(const std::string& pod_uid, const ApplyFn& apply)
+      ABSL_LOCKS_EXCLUDED(change_mu_);
   [[nodiscard]] absl::Status RecordPodDeleted(const std::string& pod_uid, const ApplyFn& apply)
       ABSL_LOCKS_EXCLUDED(change_mu_);
 

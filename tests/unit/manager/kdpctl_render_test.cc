@@ -275,9 +275,19 @@ TEST(PodListText, OneRowPerPodWithContainerDevices) {
   bare->set_name("idle");
   bare->set_uid("uid-2");
   EXPECT_EQ(PodListText(response),
-            "NAMESPACE   NAME   UID     DEVICES                            HEALTH\n"
-            "default     cuda   uid-1   main:example.com/gpu=gpu-3,gpu-1   -\n"
-            "ns          idle   uid-2   -                                  -\n");
+            "NAMESPACE   NAME   UID     DEVICES                            HEALTH   STATUS\n"
+            "default     cuda   uid-1   main:example.com/gpu=gpu-3,gpu-1   -        Running\n"
+            "ns          idle   uid-2   -                                  -        Running\n");
+}
+
+TEST(PodListText, TerminatingPodsSaySo) {
+  admin::ListPodsResponse response;
+  *response.add_pods() = GpuPod();
+  response.mutable_pods(0)->set_terminating(true);
+  EXPECT_THAT(PodListText(response), ::testing::HasSubstr("   -        Terminating\n"));
+  // JSON: the key only when set, so that a running pod's rendering is unchanged.
+  EXPECT_EQ(AdmittedPodJson(response.pods(0))["terminating"], true);
+  EXPECT_FALSE(AdmittedPodJson(GpuPod()).contains("terminating"));
 }
 
 TEST(PodListText, HealthColumnNamesDevicesThatAreNotHealthy) {
@@ -289,11 +299,11 @@ TEST(PodListText, HealthColumnNamesDevicesThatAreNotHealthy) {
   auto* healthy = status->add_resources();
   healthy->set_resource_id("gpu-3");
   healthy->set_health("Healthy");
-  EXPECT_THAT(PodListText(response), ::testing::HasSubstr("   ok\n"));
+  EXPECT_THAT(PodListText(response), ::testing::HasSubstr("   ok       Running\n"));
   auto* sick = status->add_resources();
   sick->set_resource_id("gpu-1");
   sick->set_health("Unhealthy");
-  EXPECT_THAT(PodListText(response), ::testing::HasSubstr("   gpu-1=Unhealthy\n"));
+  EXPECT_THAT(PodListText(response), ::testing::HasSubstr("   gpu-1=Unhealthy   Running\n"));
 
   nlohmann::json json = AdmittedPodJson(*pod);
   EXPECT_EQ(json["containers"][0]["allocatedResourcesStatus"],

@@ -24,6 +24,7 @@
 #include "manager/src/devicemanager/manager.h"
 #include "manager/src/devicemanager/pod_devices.h"
 #include "manager/src/pod_manager.h"
+#include "manager/src/state/state_store.h"
 #include "tests/testing/stub_plugin.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/wait.h"
@@ -395,6 +396,85 @@ TEST_F(PodManagerDraTest, UnprepareErrorOnDeleteKeepsThePodUntilARetrySucceeds) 
               ElementsAre("Unprepare trainer", "Unprepare trainer", "Release trainer"));
   EXPECT_FALSE(pods_->Get("default", "trainer").has_value());
   EXPECT_THAT(HeldGpus(PodWithClaim("trainer")), IsEmpty());
+}
+
+// The kubelet's pod workers keep terminating a pod until NodeUnprepareResources succeeds: the pod
+// shows as terminating, its name cannot be reused, and FinishTerminating (the reconcile loop's
+// call) completes the deletion once the driver answers.
+TEST_F(PodManagerDraTest, FailedUnprepareLeavesThePodTerminatingUntilFinishTerminating) {
+  ASSERT_TRUE(pods_->Admit(PodWithClaim("trainer")).ok());
+  ASSERT_TRUE(pods_->Admit(PodWithoutClaims("plain", 1)).ok());
+  EXPECT_FALSE(pods_->Get("default", "trainer")->pod.terminating);
+  claims_->ClearCalls();
+  claims_->FailUnprepare(absl::UnavailableError("driver gpu.example.com is down"));
+
+  absl::StatusOr<std::string> deleted = pods_->Delete("default", "trainer");
+  EXPECT_EQ(deleted.status().code(), absl::StatusCode::kUnavailable) << deleted.status();
+  EXPECT_THAT(std::string(deleted.status().message()),
+              HasSubstr("pod default/trainer is terminating; its deletion is retried: "
+                        "driver gpu.example.com is down"));
+  std::optional<AdmittedPod> terminating = pods_->Get("default", "trainer");
+  ASSERT_TRUE(terminating.has_value());
+  EXPECT_TRUE(terminating->pod.terminating);
+  EXPECT_FALSE(pods_->Get("default", "plain")->pod.terminating);
+  absl::StatusOr<AdmitResult> again = pods_->Admit(PodWithClaim("trainer"));
+  EXPECT_EQ(again.status().code(), absl::StatusCode::kAlreadyExists) << again.status();
+  EXPECT_THAT(std::string(again.status().message()), HasSubstr("is terminating"));
+
+  EXPECT_EQ(pods_->FinishTerminating(), 0);  // the driver is still down
+  EXPECT_TRUE(pods_->Get("default", "trainer").has_value());
+  claims_->FailUnprepare(absl::OkStatus());
+  EXPECT_EQ(pods_->FinishTerminating(), 1);
+  EXPECT_FALSE(pods_->Get("default", "trainer").has_value());
+  EXPECT_TRUE(pods_->Get("default", "plain").has_value());  // running pods are not touched
+  EXPECT_THAT(claims_->calls(), ElementsAre("Unprepare trainer", "Unprepare trainer",
+                                            "Unprepare trainer", "Release trainer"));
+  EXPECT_THAT(HeldGpus(PodWithClaim("trainer")), IsEmpty());
+  EXPECT_EQ(pods_->FinishTerminating(), 0);
+}
+
+// The terminating record is synced before any driver is asked to unprepare: a manager that
+// stops (or crashes) after it brings the pod back terminating, never as a running pod whose
+// claims are gone, and the restarted manager completes the deletion.
+TEST_F(PodManagerDraTest, TerminatingIsRecordedBeforeUnprepareAndSurvivesARestart) {
+  const StateStoreOptions options{.checkpoint_path = dir_.Path("checkpoint"),
+                                  .pods_path = dir_.Path("pods.json"),
+                                  .journal_path = dir_.Path("journal")};
+  Pod pod = PodWithClaim("trainer");
+  pod.containers[0].extended_resources.clear();  // claims only: the device manager has no store
+  {
+    RestoredState restored;
+    absl::StatusOr<std::unique_ptr<StateStore>> store = StateStore::Open(options, &restored);
+    ASSERT_TRUE(store.ok()) << store.status();
+    PodManager pods(devices_.get(), store->get(), nullptr, claims_.get());
+    pods.Restore({});
+    absl::StatusOr<AdmitResult> admitted = pods.Admit(pod);
+    ASSERT_TRUE(admitted.ok() && admitted->admitted) << admitted.status();
+    claims_->FailUnprepare(absl::UnavailableError("driver gpu.example.com is down"));
+    EXPECT_FALSE(pods.Delete("default", "trainer").ok());
+  }  // the store closes without a compaction: what comes back is the journal's
+
+  RestoredState restored;
+  absl::StatusOr<std::unique_ptr<StateStore>> store = StateStore::Open(options, &restored);
+  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_EQ(restored.pods.size(), 1u);
+  EXPECT_TRUE(restored.pods[0].terminating);
+  PodManager restarted(devices_.get(), store->get(), nullptr, claims_.get());
+  claims_->ClearCalls();
+  restarted.Restore(restored.pods);
+  // Its claims may be unprepared already: no CDI devices are looked up for it.
+  EXPECT_THAT(claims_->calls(), IsEmpty());
+  ASSERT_TRUE(restarted.Get("default", "trainer").has_value());
+  EXPECT_TRUE(restarted.Get("default", "trainer")->pod.terminating);
+  claims_->FailUnprepare(absl::OkStatus());
+  EXPECT_EQ(restarted.FinishTerminating(), 1);
+  EXPECT_THAT(claims_->calls(), ElementsAre("Unprepare trainer", "Release trainer"));
+  store->reset();
+
+  RestoredState after;
+  store = StateStore::Open(options, &after);
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_THAT(after.pods, IsEmpty());
 }
 
 TEST_F(PodManagerDraTest, PodsWithoutClaimsNeverTouchTheClaimsInterface) {

@@ -79,6 +79,17 @@ TEST(PodJson, RoundTripsAllKindsZeroCountsAndSeveralResources) {
   EXPECT_EQ(read->init_containers[1].extended_resources.at("example.com/nic"), 0);
 }
 
+TEST(PodJson, TerminatingIsWrittenOnlyWhenSetAndReadBack) {
+  Pod pod = SamplePod();
+  EXPECT_FALSE(PodToJson(pod).contains("terminating"));  // older records are unchanged
+  pod.terminating = true;
+  EXPECT_EQ(PodToJson(pod)["terminating"], true);
+  absl::StatusOr<Pod> read = ThroughText(pod);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_TRUE(read->terminating);
+  EXPECT_EQ(*read, pod);
+}
+
 TEST(PodJson, RoundTripsLargestCountAndEmptyMaps) {
   Pod pod = SamplePod();
   pod.containers = {MakeContainer("c", ContainerKind::kApp, {{"example.com/gpu", kMaxCount}})};
@@ -186,6 +197,7 @@ Pod RandomPod(std::mt19937& rng) {
         container(below(2) == 0 ? ContainerKind::kInit : ContainerKind::kSidecar));
   }
   for (int i = 1 + below(3); i > 0; --i) pod.containers.push_back(container(ContainerKind::kApp));
+  pod.terminating = below(4) == 0;
   return pod;
 }
 
@@ -267,6 +279,7 @@ TEST(PodJson, RejectsEachBrokenRuleWithItsPath) {
        R"(pods[3].containers[0].name)"},
       {[](Json& j) { j["containers"][0].erase("kind"); },
        "pods[3].containers[0].kind: Required value"},
+      {[](Json& j) { j["terminating"] = "yes"; }, "pods[3].terminating: must be a boolean"},
       {[](Json& j) { j["containers"][0]["kind"] = 2; },
        "pods[3].containers[0].kind: must be a string"},
       {[](Json& j) { j["containers"][0]["kind"] = "App"; },

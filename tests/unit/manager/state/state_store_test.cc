@@ -368,6 +368,14 @@ class Recorder {
     return store_->RecordPodAdmitted(pod,
                                      Apply([pod](Model& model) { model.pods[pod.uid] = pod; }));
   }
+  absl::Status Terminating(const std::string& uid) {
+    return store_->RecordPodTerminating(uid, Apply([uid](Model& model) {
+                                          if (auto it = model.pods.find(uid);
+                                              it != model.pods.end()) {
+                                            it->second.terminating = true;
+                                          }
+                                        }));
+  }
   absl::Status Delete(const std::string& uid) {
     return store_->RecordPodDeleted(uid, Apply([uid](Model& model) { model.pods.erase(uid); }));
   }
@@ -587,6 +595,7 @@ TEST(StateStore, ACrashAfterAnyStepRestoresTheLastAcknowledgedState) {
          return live.Alloc(MakeEntry("p2", "ctr", kGpu, {{-1, {"g3"}}}));
        }},
       {"admit p2", Kind::kSynced, [&] { return live.Admit(MakePod("p2")); }},
+      {"p1 terminating", Kind::kSynced, [&] { return live.Terminating("p1"); }},
       {"delete p1", Kind::kSynced, [&] { return live.Delete("p1"); }},
       {"remove p1 devices", Kind::kUnsynced, [&] { return live.RemovePodDevices("p1"); }},
       {"compact", Kind::kCompaction, [&] { return (*store)->Compact(); }},
@@ -602,6 +611,9 @@ TEST(StateStore, ACrashAfterAnyStepRestoresTheLastAcknowledgedState) {
        }},
       {"admit p3", Kind::kSynced, [&] { return live.Admit(MakePod("p3")); }},
       {"unregister gpu", Kind::kUnsynced, [&] { return live.Resource(kGpu, false); }},
+      // Terminating survives a compaction (pods.json) as well as a replay (the journal).
+      {"p2 terminating", Kind::kSynced, [&] { return live.Terminating("p2"); }},
+      {"compact with p2 terminating", Kind::kCompaction, [&] { return (*store)->Compact(); }},
       {"delete p2", Kind::kSynced, [&] { return live.Delete("p2"); }},
       {"compact", Kind::kCompaction, [&] { return (*store)->Compact(); }},
       {"remove p2 devices", Kind::kUnsynced, [&] { return live.RemovePodDevices("p2"); }},
@@ -645,7 +657,7 @@ TEST(StateStore, ACrashAfterAnyStepRestoresTheLastAcknowledgedState) {
       EXPECT_EQ(Describe(*back), Describe(durable));
     }
   }
-  EXPECT_EQ((*store)->compactions(), 4u);
+  EXPECT_EQ((*store)->compactions(), 5u);
 }
 
 // ---- Crash points inside a compaction ----
