@@ -81,7 +81,7 @@ absl::Status WriteFileDurably(const std::string& path, std::string_view content,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
+absl::StatusOr<std::string> ReadFile(const std::string& path, size_t max_bytes) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus(errno, absl::StrCat("open ", path));
   std::string content;
@@ -95,6 +95,11 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
       return ErrnoStatus(error, absl::StrCat("read ", path));
     }
     if (n == 0) break;
+    if (static_cast<size_t>(n) > max_bytes - content.size()) {
+      ::close(fd);
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": larger than the ", max_bytes, "-byte limit"));
+    }
     content.append(buffer, static_cast<size_t>(n));
   }
   ::close(fd);

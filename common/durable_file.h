@@ -8,6 +8,8 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
+#include <limits>
 #include <string>
 #include <string_view>
 
@@ -31,7 +33,10 @@ std::string DirectoryOf(const std::string& path);
 std::string BaseName(const std::string& path);
 
 // The whole file; NOT_FOUND when it does not exist, other codes naming the path and the error.
-absl::StatusOr<std::string> ReadFile(const std::string& path);
+// A file of more than `max_bytes` is not read whole: INVALID_ARGUMENT "<path>: larger than the
+// <max_bytes>-byte limit" (a limit for files an operator or a peer controls).
+absl::StatusOr<std::string> ReadFile(const std::string& path,
+                                     size_t max_bytes = std::numeric_limits<size_t>::max());
 
 }  // namespace kdp
 

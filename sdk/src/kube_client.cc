@@ -244,7 +244,8 @@ class HttpKubeClient final : public KubeClient {
       absl::MutexLock lock(&mu_);
       if (absl::Now() - token_read_ < absl::Minutes(1)) return token_;
     }
-    absl::StatusOr<std::string> content = ReadFile(config_.bearer_token_file);  // no lock held
+    absl::StatusOr<std::string> content =
+        ReadFile(config_.bearer_token_file, kMaxKubeConfigFileBytes);  // no lock held
     absl::MutexLock lock(&mu_);
     token_read_ = absl::Now();
     if (content.ok()) {

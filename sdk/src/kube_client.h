@@ -8,6 +8,7 @@
 #ifndef KDP_SDK_SRC_KUBE_CLIENT_H_
 #define KDP_SDK_SRC_KUBE_CLIENT_H_
 
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -35,9 +36,14 @@ struct KubeConfig {
   absl::Duration timeout = absl::Seconds(30);
 };
 
+// The most bytes read from a kubeconfig, a token file or a PEM file it names: far above a real
+// one (a kubeconfig of many clusters with embedded CA bundles stays under 1 MiB), low enough that
+// a wrong path (a log, a device) is refused instead of read into memory.
+inline constexpr size_t kMaxKubeConfigFileBytes = 4u << 20;
+
 // Reads the kubeconfig at `path` (YAML or JSON) and resolves its current context: INVALID_ARGUMENT
 // naming the file and the missing or malformed entry (no current-context, unknown cluster or user,
-// bad base64, unsupported auth such as exec plugins).
+// bad base64, unsupported auth such as exec plugins, a file over kMaxKubeConfigFileBytes).
 absl::StatusOr<KubeConfig> LoadKubeConfigFile(const std::string& path);
 
 // The in-cluster configuration: KUBERNETES_SERVICE_HOST/PORT and the service account's token and

@@ -73,7 +73,7 @@ absl::StatusOr<std::string> PemField(const YAML::Node& map, const std::string& k
   }
   if (!file.empty()) {
     const std::string path = ResolvePath(base_dir, file);
-    absl::StatusOr<std::string> content = ReadFile(path);
+    absl::StatusOr<std::string> content = ReadFile(path, kMaxKubeConfigFileBytes);
     if (!content.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(where, ": unable to read ", key, " ", path,
                                                      ": ", content.status().message()));
@@ -151,7 +151,8 @@ absl::StatusOr<KubeConfig> ParseKubeConfig(const YAML::Node& root, const std::st
     const std::string token_file = Scalar(user, "tokenFile");
     if (!token_file.empty()) {
       config.bearer_token_file = ResolvePath(base_dir, token_file);
-      absl::StatusOr<std::string> token = ReadFile(config.bearer_token_file);
+      absl::StatusOr<std::string> token =
+          ReadFile(config.bearer_token_file, kMaxKubeConfigFileBytes);
       if (!token.ok()) {
         return invalid(absl::StrCat("user \"", user_name,
                                     "\": unable to read tokenFile: ", token.status().message()));
@@ -181,7 +182,7 @@ std::string JoinHostPort(const std::string& host, const std::string& port) {
 }  // namespace
 
 absl::StatusOr<KubeConfig> LoadKubeConfigFile(const std::string& path) {
-  absl::StatusOr<std::string> text = ReadFile(path);
+  absl::StatusOr<std::string> text = ReadFile(path, kMaxKubeConfigFileBytes);
   if (!text.ok()) {
     return absl::Status(text.status().code(),
                         absl::StrCat("kubeconfig: ", text.status().message()));
@@ -206,7 +207,7 @@ absl::StatusOr<KubeConfig> LoadInClusterConfig(const std::string& service_accoun
   KubeConfig config;
   config.server = absl::StrCat("https://", JoinHostPort(host, port));
   config.bearer_token_file = absl::StrCat(service_account_dir, "/token");
-  absl::StatusOr<std::string> token = ReadFile(config.bearer_token_file);
+  absl::StatusOr<std::string> token = ReadFile(config.bearer_token_file, kMaxKubeConfigFileBytes);
   if (!token.ok()) {
     return absl::Status(token.status().code(),
                         absl::StrCat("in-cluster configuration: service account token: ",
@@ -214,7 +215,7 @@ absl::StatusOr<KubeConfig> LoadInClusterConfig(const std::string& service_accoun
   }
   config.bearer_token = std::string(absl::StripAsciiWhitespace(*token));
   const std::string ca_path = absl::StrCat(service_account_dir, "/ca.crt");
-  absl::StatusOr<std::string> ca = ReadFile(ca_path);
+  absl::StatusOr<std::string> ca = ReadFile(ca_path, kMaxKubeConfigFileBytes);
   if (ca.ok()) {
     config.certificate_authority_pem = *std::move(ca);
   } else {

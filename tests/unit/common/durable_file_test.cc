@@ -57,5 +57,18 @@ TEST(ReadFile, MissingIsNotFound) {
   EXPECT_EQ(ReadFile(dir.Path("nope")).status().code(), absl::StatusCode::kNotFound);
 }
 
+TEST(ReadFile, AFileOverTheLimitIsRefusedNamingItAndTheLimit) {
+  testing::TempDir dir;
+  const std::string path = dir.Path("big");
+  ASSERT_TRUE(WriteFileDurably(path, std::string(200000, 'x')).ok());
+  EXPECT_EQ(ReadFile(path, 200000).value_or(""), std::string(200000, 'x'));  // at the limit
+  absl::StatusOr<std::string> over = ReadFile(path, 199999);
+  EXPECT_EQ(over.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(over.status().message(), path + ": larger than the 199999-byte limit");
+  // A file that never ends is refused too, not read until memory runs out.
+  absl::StatusOr<std::string> endless = ReadFile("/dev/zero", 1 << 20);
+  EXPECT_EQ(endless.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace kdp

@@ -205,6 +205,24 @@ TEST(LoadKubeConfigFile, Errors) {
     EXPECT_THAT(config.status().message(), HasSubstr(temp.Path("config"))) << c.yaml;
     EXPECT_THAT(config.status().message(), HasSubstr(c.error)) << c.yaml;
   }
+  // Files over the limit (a wrong path: a log, a device) are refused, naming the file.
+  {
+    TempDir big;
+    WriteText(big.Path("token"), std::string(kMaxKubeConfigFileBytes + 1, 't'));
+    WriteText(big.Path("config"),
+              KubeConfigYaml(server, absl::StrCat("    tokenFile: ", big.Path("token"))));
+    absl::Status status = LoadKubeConfigFile(big.Path("config")).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(status.message(), HasSubstr("unable to read tokenFile"));
+    EXPECT_THAT(status.message(), HasSubstr(big.Path("token") + ": larger than the"));
+    WriteText(big.Path("config"), KubeConfigYaml(server, "    tokenFile: /dev/zero"));
+    EXPECT_THAT(LoadKubeConfigFile(big.Path("config")).status().message(),
+                HasSubstr("/dev/zero: larger than the"));
+    WriteText(big.Path("config"), std::string(kMaxKubeConfigFileBytes + 1, '#'));
+    status = LoadKubeConfigFile(big.Path("config")).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(status.message(), HasSubstr("kubeconfig: " + big.Path("config") + ": larger"));
+  }
   // A cluster name that does not exist.
   TempDir temp;
   WriteText(temp.Path("config"), R"(
