@@ -189,6 +189,22 @@ TreeFigures ReadTree(const std::string& root) {
   return tree;
 }
 
+// A reading of the tree once it has held still for three reads 200 ms apart (at most 10 s): a
+// compaction renaming a file over another while readdir runs can hide both names from that one
+// reading (POSIX leaves it unspecified), which is no file vanishing.
+TreeFigures SettledTree(const std::string& root) {
+  TreeFigures last = ReadTree(root);
+  int same = 0;
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (same < 3 && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(200));
+    const TreeFigures now = ReadTree(root);
+    same = now.entries == last.entries && now.bytes == last.bytes ? same + 1 : 0;
+    last = now;
+  }
+  return last;
+}
+
 std::string Tail(const std::string& text, size_t bytes = 6000) {
   return text.size() <= bytes ? text : "..." + text.substr(text.size() - bytes);
 }
@@ -445,7 +461,7 @@ class LeakTest : public DraE2ETest {
   void RunPhase(const std::string& phase, int cycles, const std::function<void(int)>& cycle) {
     for (int i = 0; i < kWarmupCycles; ++i) ASSERT_NO_FATAL_FAILURE(cycle(i));
     const Figures before = SettledFigures();
-    const TreeFigures tree_before = ReadTree(Root());
+    const TreeFigures tree_before = SettledTree(Root());
     const std::string state_before = VisibleState();
     ASSERT_GE(before.fds, 0);
 
@@ -479,7 +495,7 @@ class LeakTest : public DraE2ETest {
         },
         absl::Seconds(15), absl::Milliseconds(50));
     const Figures after = SettledFigures();
-    const TreeFigures tree_after = ReadTree(Root());
+    const TreeFigures tree_after = SettledTree(Root());
     const std::string state_after = VisibleState();
 
     const double ms_per_cycle = absl::ToDoubleMilliseconds(elapsed) / cycles;
