@@ -190,22 +190,33 @@ void MetricsServer::Handle(const httplib::Request& request, httplib::Response& r
     response.set_content(options_.registry->Render(), kTextFormatContentType);
     return;
   }
-  if (request.path == "/healthz" || request.path.rfind("/healthz/", 0) == 0) {
-    ServeHealthz(request, response);
-    return;
+  for (std::string_view endpoint : {"/healthz", "/livez", "/readyz"}) {
+    if (request.path == endpoint ||
+        (request.path.size() > endpoint.size() && request.path.starts_with(endpoint) &&
+         request.path[endpoint.size()] == '/')) {
+      ServeHealthz(request, std::string(endpoint.substr(1)), response);
+      return;
+    }
   }
   response.status = 404;
   response.set_content("404 page not found\n", "text/plain; charset=utf-8");
 }
 
-void MetricsServer::ServeHealthz(const httplib::Request& request, httplib::Response& response) {
+void MetricsServer::ServeHealthz(const httplib::Request& request, const std::string& endpoint,
+                                 httplib::Response& response) {
   std::vector<HealthCheck> checks;
   {
     absl::MutexLock lock(&checks_mu_);
     checks = checks_;
   }
-  if (request.path != "/healthz") {
-    const std::string name = request.path.substr(std::strlen("/healthz/"));
+  if (endpoint == "livez") {
+    // Only what a restart would cure; "ping" answers that the server itself is alive.
+    std::erase_if(checks, [](const HealthCheck& c) { return !c.liveness; });
+    checks.insert(checks.begin(), HealthCheck{.name = "ping", .check = {}, .liveness = true});
+  }
+  const std::string base = absl::StrCat("/", endpoint);
+  if (request.path != base) {
+    const std::string name = request.path.substr(base.size() + 1);
     std::erase_if(checks, [&](const HealthCheck& c) { return c.name != name; });
     if (checks.empty()) {
       response.status = 404;
@@ -232,12 +243,12 @@ void MetricsServer::ServeHealthz(const httplib::Request& request, httplib::Respo
   constexpr char kText[] = "text/plain; charset=utf-8";
   if (failed) {
     response.status = 500;
-    response.set_content(absl::StrCat(lines, "healthz check failed\n"), kText);
+    response.set_content(absl::StrCat(lines, endpoint, " check failed\n"), kText);
     return;
   }
   response.status = 200;
   if (request.has_param("verbose")) {
-    response.set_content(absl::StrCat(lines, "healthz check passed\n"), kText);
+    response.set_content(absl::StrCat(lines, endpoint, " check passed\n"), kText);
   } else {
     response.set_content("ok", kText);
   }

@@ -1,12 +1,16 @@
 // A small HTTP server (cpp-httplib) for `--metrics-address`: GET/HEAD /metrics renders a
-// metrics::Registry in the Prometheus text format, GET/HEAD /healthz runs named health checks the
-// way the kubelet's healthz does. Other paths answer 404, other methods 405. Used by kdp-manager
-// and the SDK runners; it binds loopback by default and never serves anything that writes.
+// metrics::Registry in the Prometheus text format, GET/HEAD /healthz, /readyz and /livez run named
+// health checks the way the kubelet's healthz and the API server's livez/readyz do. Other paths
+// answer 404, other methods 405. Used by kdp-manager and the SDK runners; it binds loopback by
+// default and never serves anything that writes.
 //
-// /healthz: 200 "ok" when every check returns OK. Otherwise 500 with one line per check,
-// "[+]<name> ok" or "[-]<name> failed: <status message>", then "healthz check failed".
-// "/healthz?verbose" lists the lines on success too, ending in "healthz check passed".
-// "/healthz/<name>" runs one check (404 for an unknown name).
+// /healthz and /readyz run every check; /livez only "ping" (always ok: the server answers) and
+// the checks marked `liveness`, so that a liveness probe restarts the process only for what a
+// restart cures, never because a peer (the API server, the kubelet) is away.
+// Each: 200 "ok" when every check returns OK. Otherwise 500 with one line per check,
+// "[+]<name> ok" or "[-]<name> failed: <status message>", then "<endpoint> check failed".
+// "?verbose" lists the lines on success too, ending in "<endpoint> check passed".
+// "/<endpoint>/<name>" runs one check (404 for an unknown name).
 //
 // Thread-safe: all methods may be called concurrently; Stop() may be called twice, concurrently,
 // or without Start().
@@ -43,6 +47,9 @@ inline constexpr char kTextFormatContentType[] = "text/plain; version=0.0.4; cha
 struct HealthCheck {
   std::string name = {};
   std::function<absl::Status()> check = {};
+  // Also run by /livez: failing, it means the process is stuck and a restart would help. Most
+  // checks are readiness only.
+  bool liveness = false;
 };
 
 // A parsed listen address.
@@ -102,7 +109,9 @@ class MetricsServer {
 
  private:
   void Handle(const httplib::Request& request, httplib::Response& response);
-  void ServeHealthz(const httplib::Request& request, httplib::Response& response);
+  // `endpoint`: "healthz", "readyz" or "livez".
+  void ServeHealthz(const httplib::Request& request, const std::string& endpoint,
+                    httplib::Response& response);
 
   const MetricsServerOptions options_;
   const std::unique_ptr<httplib::Server> http_;

@@ -52,9 +52,10 @@ int main(int argc, char** argv) {
   CLI::Option* metrics_flag =
       app.add_option(
              "--metrics-address", runner_options.metrics_address,
-             "serve Prometheus metrics at http://ADDRESS/metrics and a health check at "
-             "/healthz (failing while the kubelet has not registered the driver, or listing GPUs "
-             "or publishing ResourceSlices fails): host:port, port 0 for any free "
+             "serve Prometheus metrics at http://ADDRESS/metrics and health checks at "
+             "/healthz and /readyz (failing while the kubelet has not registered the driver, or "
+             "listing GPUs or publishing ResourceSlices fails) and /livez (the same without "
+             "publishing): host:port, port 0 for any free "
              "port, \"\" to disable. Without this flag a default port in use only "
              "logs a warning")
           ->capture_default_str();

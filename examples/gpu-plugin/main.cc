@@ -52,9 +52,9 @@ int main(int argc, char** argv) {
   CLI::Option* metrics_flag =
       app.add_option("--metrics-address", runner_options.metrics_address,
                      "serve Prometheus metrics at http://ADDRESS/metrics and a health check at "
-                     "/healthz (failing while the plugin is not registered with the kubelet or its "
-                     "GPU discovery fails): host:port, port 0 for any free "
-                     "port, \"\" to disable. Without this flag a default port in use only "
+                     "/healthz, /readyz and /livez (failing while the plugin is not registered "
+                     "with the kubelet or its GPU discovery fails): host:port, port 0 for any "
+                     "free port, \"\" to disable. Without this flag a default port in use only "
                      "logs a warning")
           ->capture_default_str();
   kdp::LogOptions log_options;

@@ -192,13 +192,15 @@ int main(int argc, char** argv) {
       });
   kdp::log::AddLogFlags(app, &log_flags);
   CLI::Option* metrics_address_flag =
-      app.add_option("--metrics-address", metrics_address,
-                     "host:port ([::1]:port for IPv6) serving Prometheus /metrics (kubelet metric "
-                     "names: kubelet_device_plugin_*, dra_*; plus kdp_manager_*) and /healthz "
-                     "(fails while kubelet.sock is not served or the last state write failed); "
-                     "port 0 picks a free port (logged as \"serving metrics\"); \"\" disables. "
-                     "When the default's port is taken the manager runs without metrics; an "
-                     "address given explicitly must be bindable")
+      app.add_option(
+             "--metrics-address", metrics_address,
+             "host:port ([::1]:port for IPv6) serving Prometheus /metrics (kubelet metric "
+             "names: kubelet_device_plugin_*, dra_*; plus kdp_manager_*), /healthz and /readyz "
+             "(fail while kubelet.sock is not served or the last state write failed) and "
+             "/livez; "
+             "port 0 picks a free port (logged as \"serving metrics\"); \"\" disables. "
+             "When the default's port is taken the manager runs without metrics; an "
+             "address given explicitly must be bindable")
           ->capture_default_str();
   app.add_option("--dial-timeout", dial_timeout_s,
                  "Seconds to dial a registering plugin and get its options")

@@ -107,8 +107,12 @@ void DraRunnerMetrics::PublishAttempted(const absl::Status& status) {
 
 std::vector<metrics::HealthCheck> DraRunnerMetrics::HealthChecks(bool slices) const {
   std::vector<metrics::HealthCheck> checks = {
-      {.name = "registration", .check = [this] { return RegistrationHealth(); }},
-      {.name = "device-source", .check = [this] { return DeviceSourceHealth(); }}};
+      {.name = "registration", .check = [this] { return RegistrationHealth(); }, .liveness = true},
+      {.name = "device-source",
+       .check = [this] { return DeviceSourceHealth(); },
+       .liveness = true}};
+  // Readiness only (/readyz, /healthz): an API server that is away is not cured by restarting
+  // every driver of the cluster.
   if (slices) {
     checks.push_back({.name = "resource-slices", .check = [this] { return SliceHealth(); }});
   }

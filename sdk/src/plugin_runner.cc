@@ -166,7 +166,8 @@ class RunnerImpl {
                               .flag_name = "metrics address",
                               .registry = &metrics_->registry(),
                               .health_checks = {{.name = "device-plugins",
-                                                 .check = [this] { return metrics_->Health(); }}}},
+                                                 .check = [this] { return metrics_->Health(); },
+                                                 .liveness = true}}},
                              options_.metrics_required, "plugin runner"));
     {
       absl::MutexLock lock(&mu_);

@@ -203,8 +203,9 @@ struct DraRunnerOptions {
   // field and use 30 s), so devices never go stale while the driver runs.
   absl::Duration health_check_timeout = absl::Seconds(30);
   // Serves http://<metrics_address>/metrics (Prometheus text format, kdp_dra_driver_*) and
-  // /healthz, which fails while the kubelet has not reported the driver registered, or the last
-  // Devices() or ResourceSlice publication failed: "host:port", "[ipv6]:port", port 0 for any
+  // /healthz and /readyz, which fail while the kubelet has not reported the driver registered,
+  // or the last Devices() or ResourceSlice publication failed; /livez leaves out the publication
+  // (an API server away is not cured by a restart): "host:port", "[ipv6]:port", port 0 for any
   // free port (see metrics_port()); empty: nothing is served. Bind a loopback address unless
   // the metrics must be scraped from another host.
   std::string metrics_address = {};

@@ -8,8 +8,9 @@
 // RunnerOptions::socket_suffix avoids sharing a path at all.)
 // RunPluginsUntilSignal() wraps it for a plugin's main(). With RunnerOptions::metrics_address set,
 // it also serves Prometheus metrics (kdp_device_plugin_*) at /metrics and a health check at
-// /healthz, which fails while a plugin is not registered with the running kubelet or its last
-// Discover() (at start, on Refresh()) failed: what a DaemonSet's liveness probe wants to see.
+// /healthz (also /readyz and /livez), which fails while a plugin is not registered with the
+// running kubelet or its last Discover() (at start, on Refresh()) failed: what a DaemonSet's
+// liveness probe wants to see.
 //
 // Thread-safety: thread-safe. Stop() may be called more than once, concurrently, or without
 // Start().
@@ -41,7 +42,8 @@ struct RunnerOptions {
   // instance of a DaemonSet rolling update (maxSurge) serve on sockets of their own and the
   // manager keeps both endpoints; empty: none. Letters, digits, '.', '_', '-'; at most 64.
   std::string socket_suffix = {};
-  // Serves http://<metrics_address>/metrics (Prometheus text format) and /healthz: "host:port",
+  // Serves http://<metrics_address>/metrics (Prometheus text format), /healthz, /readyz and
+  // /livez: "host:port",
   // "[ipv6]:port", port 0 for any free port (see metrics_port()); empty: nothing is served.
   // Bind a loopback address unless the metrics must be scraped from another host.
   std::string metrics_address = {};

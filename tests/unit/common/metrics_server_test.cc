@@ -105,6 +105,58 @@ TEST_F(MetricsServerTest, HealthzPassesThenListsTheFailedCheck) {
   EXPECT_EQ(r->status, 200);
 }
 
+// /readyz runs every check, as /healthz; /livez only "ping" and the liveness checks, so that a
+// readiness problem (a peer away) never makes a liveness probe restart the process.
+TEST_F(MetricsServerTest, LivezRunsOnlyLivenessChecksAndReadyzRunsThemAll) {
+  healthy_ = false;  // "disk" is a readiness check
+  httplib::Result r = client_->Get("/livez");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "ok");
+  r = client_->Get("/livez?verbose");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->body, "[+]ping ok\nlivez check passed\n");
+  r = client_->Get("/readyz");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 500);
+  EXPECT_EQ(r->body, "[+]always ok\n[-]disk failed: disk full\nreadyz check failed\n");
+  r = client_->Get("/livez/disk");  // not a liveness check: not found there
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404);
+
+  std::atomic<bool> stuck{false};
+  server_->AddHealthCheck({.name = "loop",
+                           .check =
+                               [&stuck] {
+                                 return stuck ? absl::DeadlineExceededError("no progress for 2m")
+                                              : absl::OkStatus();
+                               },
+                           .liveness = true});
+  r = client_->Get("/livez?verbose");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->body, "[+]ping ok\n[+]loop ok\nlivez check passed\n");
+  stuck = true;
+  r = client_->Get("/livez");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 500);
+  EXPECT_EQ(r->body, "[+]ping ok\n[-]loop failed: no progress for 2m\nlivez check failed\n");
+  r = client_->Get("/livez/loop");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 500);
+  r = client_->Get("/livez/ping");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  r = client_->Get("/readyz");
+  ASSERT_TRUE(r);
+  EXPECT_THAT(r->body, HasSubstr("[-]loop failed: no progress for 2m\n"));  // readiness too
+  r = client_->Get("/livezz");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404);
+  // The server must not read `stuck` after this scope.
+  stuck = false;
+  server_->Stop();
+}
+
 TEST_F(MetricsServerTest, ChecksAddedAfterStartCount) {
   server_->AddHealthCheck({.name = "late", .check = [] { return absl::UnavailableError("no"); }});
   httplib::Result r = client_->Get("/healthz");

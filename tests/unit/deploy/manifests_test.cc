@@ -365,7 +365,10 @@ TEST(DeployManifests, ProbesAndScrapingUseTheMetricsPort) {
         ASSERT_TRUE(!get.IsNull()) << Where(ds) << ": no httpGet liveness probe";
       }
       if (get.IsNull()) continue;
-      EXPECT_EQ(Str(At(get, {"path"})), "/healthz") << Where(ds) << " " << probe;
+      // Liveness only on what a restart cures (/livez); readiness on every check (/readyz).
+      EXPECT_EQ(Str(At(get, {"path"})),
+                std::string(probe) == "livenessProbe" ? "/livez" : "/readyz")
+          << Where(ds) << " " << probe;
       const std::string probe_port = Str(At(get, {"port"}));
       EXPECT_EQ(ports.count(probe_port) > 0 ? ports[probe_port] : probe_port, port)
           << Where(ds) << " " << probe << " port " << probe_port;

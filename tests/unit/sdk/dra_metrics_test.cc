@@ -230,6 +230,8 @@ TEST_F(DraMetricsTest, DevicesByHealthAndDeviceSourceFailures) {
   EXPECT_EQ(failing.status, 500);
   EXPECT_THAT(failing.body, HasSubstr("[-]device-source failed: gpu.example.com: device source "
                                       "failing: Devices(): UNAVAILABLE: GPU driver not loaded"));
+  // A device source that fails is what a restart may cure (a vendor library to load again).
+  EXPECT_EQ(HttpGet(runner_->metrics_port(), "/livez").status, 500);
   EXPECT_THAT(Value(Series("device_discovery_failures_total")), Optional(1.0));
   driver_->fail_devices(false);
   ASSERT_TRUE(driver_->PublishDevices().ok());
@@ -247,6 +249,12 @@ TEST_F(DraMetricsTest, SlicePublicationFailuresFailHealthzUntilAPublicationSucce
   EXPECT_EQ(failing.status, 500);
   EXPECT_THAT(failing.body, HasSubstr("[-]resource-slices failed: gpu.example.com: publishing "
                                       "ResourceSlices failing: UNAVAILABLE: apiserver down"));
+  EXPECT_EQ(HttpGet(runner_->metrics_port(), "/readyz").body,
+            failing.body.substr(0, failing.body.rfind("healthz")) + "readyz check failed\n");
+  // Not a liveness failure: restarting the driver does not bring the API server back.
+  Scrape live = HttpGet(runner_->metrics_port(), "/livez?verbose");
+  EXPECT_EQ(live.status, 200) << live.body;
+  EXPECT_EQ(live.body, "[+]ping ok\n[+]registration ok\n[+]device-source ok\nlivez check passed\n");
   client_->FailNext(0, absl::OkStatus());
   EXPECT_TRUE(WaitUntil([&] { return Healthz().status == 200; })) << Healthz().body;
   std::optional<double> attempts = Value(Series("resource_slice_publish_attempts_total"));
