@@ -67,9 +67,12 @@ std::set<std::string> DirectoryTree(const std::string& dir, bool skip_hidden) {
        it != std::filesystem::recursive_directory_iterator(); it.increment(error)) {
     if (error) break;
     if (skip_hidden && absl::StartsWith(it->path().filename().string(), ".")) continue;
-    const char type = it->is_directory() ? 'd' : it->is_socket() ? 's' : 'f';
-    out.insert(absl::StrCat(std::string(1, type), " ",
-                            std::filesystem::relative(it->path(), dir).string()));
+    // Non-throwing and lexical: a file renamed away meanwhile (a running process's temporary)
+    // must not throw out of the walk.
+    std::error_code type_error;
+    const char type = it->is_directory(type_error) ? 'd' : it->is_socket(type_error) ? 's' : 'f';
+    out.insert(
+        absl::StrCat(std::string(1, type), " ", it->path().lexically_relative(dir).string()));
   }
   return out;
 }

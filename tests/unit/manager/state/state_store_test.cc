@@ -127,7 +127,9 @@ Layout CrashCopy(const Layout& from, const TempDir& into) {
   std::error_code error;
   for (fs::recursive_directory_iterator it(from.root, error), end; !error && it != end;
        it.increment(error)) {
-    const fs::path target = fs::path(into.path()) / fs::relative(it->path(), from.root);
+    // Lexically: a compaction's temporary file may be gone by now (fs::relative would throw),
+    // and then it is simply not in the copy, as it was not on disk at that moment.
+    const fs::path target = fs::path(into.path()) / it->path().lexically_relative(from.root);
     std::error_code ignored;
     if (it->is_directory(ignored)) {
       fs::create_directories(target, ignored);
