@@ -58,6 +58,17 @@ class MetricsServerTest : public ::testing::Test {
     client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
   }
 
+  // GET `path`: the status and body, or {-1, "no answer"}.
+  struct Answer {
+    int status = -1;
+    std::string body = "no answer";
+  };
+  Answer Get(const std::string& path) {
+    httplib::Result r = client_->Get(path);
+    if (!r) return {};
+    return {.status = r->status, .body = r->body};
+  }
+
   Registry registry_;
   std::atomic<bool> healthy_{true};
   std::unique_ptr<MetricsServer> server_;
@@ -78,51 +89,31 @@ TEST_F(MetricsServerTest, ServesMetricsWithTheTextFormatContentType) {
 }
 
 TEST_F(MetricsServerTest, HealthzPassesThenListsTheFailedCheck) {
-  httplib::Result r = client_->Get("/healthz");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 200);
-  EXPECT_EQ(r->body, "ok");
-  r = client_->Get("/healthz?verbose");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->body, "[+]always ok\n[+]disk ok\nhealthz check passed\n");
+  EXPECT_EQ(Get("/healthz").status, 200);
+  EXPECT_EQ(Get("/healthz").body, "ok");
+  EXPECT_EQ(Get("/healthz?verbose").body, "[+]always ok\n[+]disk ok\nhealthz check passed\n");
   healthy_ = false;
-  r = client_->Get("/healthz");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 500);
-  EXPECT_EQ(r->body, "[+]always ok\n[-]disk failed: disk full\nhealthz check failed\n");
-  r = client_->Get("/healthz/always");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 200);
-  r = client_->Get("/healthz/disk");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 500);
-  r = client_->Get("/healthz/nope");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 404);
+  Answer failing = Get("/healthz");
+  EXPECT_EQ(failing.status, 500);
+  EXPECT_EQ(failing.body, "[+]always ok\n[-]disk failed: disk full\nhealthz check failed\n");
+  EXPECT_EQ(Get("/healthz/always").status, 200);
+  EXPECT_EQ(Get("/healthz/disk").status, 500);
+  EXPECT_EQ(Get("/healthz/nope").status, 404);
   healthy_ = true;
-  r = client_->Get("/healthz");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(Get("/healthz").status, 200);
 }
 
 // /readyz runs every check, as /healthz; /livez only "ping" and the liveness checks, so that a
 // readiness problem (a peer away) never makes a liveness probe restart the process.
 TEST_F(MetricsServerTest, LivezRunsOnlyLivenessChecksAndReadyzRunsThemAll) {
   healthy_ = false;  // "disk" is a readiness check
-  httplib::Result r = client_->Get("/livez");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 200);
-  EXPECT_EQ(r->body, "ok");
-  r = client_->Get("/livez?verbose");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->body, "[+]ping ok\nlivez check passed\n");
-  r = client_->Get("/readyz");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 500);
-  EXPECT_EQ(r->body, "[+]always ok\n[-]disk failed: disk full\nreadyz check failed\n");
-  r = client_->Get("/livez/disk");  // not a liveness check: not found there
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 404);
+  EXPECT_EQ(Get("/livez").status, 200);
+  EXPECT_EQ(Get("/livez").body, "ok");
+  EXPECT_EQ(Get("/livez?verbose").body, "[+]ping ok\nlivez check passed\n");
+  Answer ready = Get("/readyz");
+  EXPECT_EQ(ready.status, 500);
+  EXPECT_EQ(ready.body, "[+]always ok\n[-]disk failed: disk full\nreadyz check failed\n");
+  EXPECT_EQ(Get("/livez/disk").status, 404);  // not a liveness check: not found there
 
   std::atomic<bool> stuck{false};
   server_->AddHealthCheck({.name = "loop",
@@ -132,28 +123,16 @@ TEST_F(MetricsServerTest, LivezRunsOnlyLivenessChecksAndReadyzRunsThemAll) {
                                               : absl::OkStatus();
                                },
                            .liveness = true});
-  r = client_->Get("/livez?verbose");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->body, "[+]ping ok\n[+]loop ok\nlivez check passed\n");
+  EXPECT_EQ(Get("/livez?verbose").body, "[+]ping ok\n[+]loop ok\nlivez check passed\n");
   stuck = true;
-  r = client_->Get("/livez");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 500);
-  EXPECT_EQ(r->body, "[+]ping ok\n[-]loop failed: no progress for 2m\nlivez check failed\n");
-  r = client_->Get("/livez/loop");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 500);
-  r = client_->Get("/livez/ping");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 200);
-  r = client_->Get("/readyz");
-  ASSERT_TRUE(r);
-  EXPECT_THAT(r->body, HasSubstr("[-]loop failed: no progress for 2m\n"));  // readiness too
-  r = client_->Get("/livezz");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 404);
+  Answer live = Get("/livez");
+  EXPECT_EQ(live.status, 500);
+  EXPECT_EQ(live.body, "[+]ping ok\n[-]loop failed: no progress for 2m\nlivez check failed\n");
+  EXPECT_EQ(Get("/livez/loop").status, 500);
+  EXPECT_EQ(Get("/livez/ping").status, 200);
+  EXPECT_THAT(Get("/readyz").body, HasSubstr("[-]loop failed: no progress for 2m\n"));
+  EXPECT_EQ(Get("/livezz").status, 404);
   // The server must not read `stuck` after this scope.
-  stuck = false;
   server_->Stop();
 }
 
