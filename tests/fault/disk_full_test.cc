@@ -143,6 +143,10 @@ TEST_F(DiskFull, AdmissionFailsCleanlyAndTheManagerRecoversWhenSpaceReturns) {
   const HttpAnswer unhealthy = healthz();
   EXPECT_EQ(unhealthy.status, 500) << unhealthy.body;
   EXPECT_THAT(unhealthy.body, HasSubstr("[-]state failed")) << unhealthy.body;
+  // Not a liveness failure: restarting the manager does not free the disk.
+  const HttpAnswer liveness =
+      SendHttpRequest({.port = metrics_port, .path = "/livez", .timeout = absl::Seconds(5)});
+  EXPECT_EQ(liveness.status, 200) << liveness.body;
   if (!pads.empty()) {  // the pads changed the state: a compaction tried to write it, and failed
     EXPECT_TRUE(WaitUntil(
         [&] { return absl::StrContains(manager_->Output(), "Failed to write checkpoint file"); }));

@@ -306,8 +306,9 @@ grpc::Status AdminServer::ListPods(grpc::ServerContext*, const kdp::admin::v1::L
 grpc::Status AdminServer::DeletePod(grpc::ServerContext*,
                                     const kdp::admin::v1::DeletePodRequest* request,
                                     kdp::admin::v1::DeletePodResponse* response) {
-  absl::StatusOr<std::string> uid = pods_->Delete(
-      request->namespace_().empty() ? "default" : request->namespace_(), request->name());
+  const std::string pod_namespace =
+      request->namespace_().empty() ? std::string("default") : request->namespace_();
+  absl::StatusOr<std::string> uid = pods_->Delete(pod_namespace, request->name());
   if (!uid.ok()) return ToGrpcStatus(uid.status());
   response->set_uid(*uid);
   if (dra_.persister != nullptr) {
@@ -319,11 +320,8 @@ grpc::Status AdminServer::DeletePod(grpc::ServerContext*,
           "the pod is deleted, but the resource API's state could not be written yet (retried in "
           "the background): ",
           flushed.message()));
-      KDP_LOG_WARNING(
-          "Pod deleted; writing the resource API's state failed, retrying", "pod",
-          absl::StrCat(request->namespace_().empty() ? "default" : request->namespace_(), "/",
-                       request->name()),
-          "err", flushed.message());
+      KDP_LOG_WARNING("Pod deleted; writing the resource API's state failed, retrying", "pod",
+                      absl::StrCat(pod_namespace, "/", request->name()), "err", flushed.message());
     }
   }
   return grpc::Status::OK;

@@ -183,6 +183,9 @@ TEST_F(PluginMetricsTest, HealthzFailsUntilRegisteredAndCountsRegistrations) {
                                             HasSubstr("registration failed")));
   EXPECT_THAT(Value(Series("registered")), Optional(0.0));
   EXPECT_THAT(Value(Series("registrations_total")), Optional(0.0));
+  // The plugin's check is a liveness check too: a plugin that never registers is restarted.
+  EXPECT_EQ(HttpGet(Port(), "/livez").status, 500);
+  EXPECT_EQ(HttpGet(Port(), "/readyz").status, 500);
 
   ASSERT_NO_FATAL_FAILURE(StartKubelet());
   ASSERT_TRUE(runner_->WaitForRegistrations(1, kTimeout));
@@ -190,6 +193,8 @@ TEST_F(PluginMetricsTest, HealthzFailsUntilRegisteredAndCountsRegistrations) {
   EXPECT_THAT(Value(Series("registered")), Optional(1.0));
   EXPECT_THAT(Value(Series("registrations_total")), Optional(1.0));
   EXPECT_THAT(Value(Series("reregistrations_total")), Optional(0.0));
+  EXPECT_EQ(HttpGet(Port(), "/livez?verbose").body,
+            "[+]ping ok\n[+]device-plugins ok\nlivez check passed\n");
 
   // A restarted kubelet: kubelet.sock re-created. The runner registers again.
   kubelet_.reset();

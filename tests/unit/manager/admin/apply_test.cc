@@ -202,6 +202,39 @@ TEST_F(ApplyTest, MultiDocumentManifestCreatesObjectsAndAdmitsThePod) {
   EXPECT_EQ(claim["status"]["reservedFor"][0]["uid"], admitted->pod.uid);
 }
 
+// A deletion is recorded before resources.json is flushed: when only the flush fails, the answer
+// is success with a warning, never an error that reads as "not deleted".
+TEST_F(ApplyTest, DeletionWhoseResourceFileCannotBeWrittenSucceedsWithAWarning) {
+  kdp::admin::v1::DeletePodRequest request;
+  request.set_name("trainer");  // namespace "" is "default"
+  // Without a failure there is no warning.
+  kdp::admin::v1::ApplyResponse applied;
+  ASSERT_TRUE(Apply(Documents({kDeviceClass, kTemplate, kPod}), &applied).ok());
+  ASSERT_TRUE(applied.objects(2).pod().admitted());
+  kdp::admin::v1::DeletePodResponse clean;
+  ASSERT_TRUE(server_->DeletePod(nullptr, &request, &clean).ok());
+  EXPECT_TRUE(clean.warning().empty()) << clean.warning();
+
+  kdp::admin::v1::ApplyResponse again;
+  ASSERT_TRUE(Apply(kPod, &again).ok());
+  ASSERT_TRUE(again.objects(0).pod().admitted()) << again.DebugString();
+  // From now on resources.json is in a directory that does not exist: every write fails.
+  resourceapi::StorePersister persister(dir_.Path("missing/resources.json"), &store_);
+  AdminServer server(pods_.get(), devices_.get(),
+                     AdminDraSources{.resources = &store_,
+                                     .claims = controller_.get(),
+                                     .dra = dra_.get(),
+                                     .persister = &persister});
+  kdp::admin::v1::DeletePodResponse response;
+  grpc::Status status = server.DeletePod(nullptr, &request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.uid(), again.objects(0).pod().pod().uid());
+  EXPECT_THAT(response.warning(),
+              StartsWith("the pod is deleted, but the resource API's state could not be written"));
+  EXPECT_THAT(response.warning(), HasSubstr(dir_.Path("missing/resources.json")));
+  EXPECT_FALSE(pods_->Get("default", "trainer").has_value());
+}
+
 TEST_F(ApplyTest, SameObjectAgainIsUnchangedAndAChangedSpecIsConfigured) {
   EXPECT_THAT(MustApply(kDeviceClass), ElementsAre("DeviceClass /gpu.example.com created"));
   const Json created = Get(Kind::kDeviceClass, "", "gpu.example.com");
