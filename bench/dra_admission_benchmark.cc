@@ -74,8 +74,8 @@
 #include "manager/src/pod/pod_manifest.h"
 #include "manager/src/pod_manager.h"
 #include "manager/src/resourceapi/kubeconfig.h"
+#include "manager/src/resourceapi/local_api.h"
 #include "manager/src/resourceapi/persistence.h"
-#include "manager/src/resourceapi/server.h"
 #include "manager/src/resourceapi/store.h"
 #include "manager/src/resourceclaim/pod_claim_controller.h"
 #include "manager/src/state/state_store.h"
@@ -277,7 +277,7 @@ class Node {
     if (plugin_manager_ != nullptr) plugin_manager_->Stop();
     if (devices_ != nullptr) devices_->Stop();
     if (dra_plugins_ != nullptr) dra_plugins_->Stop();
-    if (api_server_ != nullptr) api_server_->Stop();
+    if (api_ != nullptr) api_->Stop();
     if (persister_ != nullptr) persister_->Stop();
     if (store_ != nullptr) store_->Close();
   }
@@ -370,12 +370,10 @@ class Node {
       return manager::StateSnapshot{.devices = devices->CheckpointData(), .pods = pods->Pods()};
     });
 
-    KDP_ASSIGN_OR_RETURN(std::string token, manager::resourceapi::GenerateBearerToken());
-    api_server_ = std::make_unique<manager::resourceapi::ResourceApiServer>(
-        resources, manager::resourceapi::ResourceApiServerOptions{.token = token});
-    KDP_RETURN_IF_ERROR(api_server_->Start());
-    KDP_ASSIGN_OR_RETURN(kubeconfig_,
-                         manager::resourceapi::WriteKubeconfig(root_, api_server_->port(), token));
+    manager::resourceapi::LocalApiOptions api_options;
+    api_options.kubelet_root = root_;
+    KDP_ASSIGN_OR_RETURN(api_, manager::resourceapi::LocalApi::Start(resources, api_options));
+    kubeconfig_ = api_->kubeconfig_path();
     persister_->Start();
 
     plugin_manager_ = std::make_unique<manager::pluginmanager::PluginManager>(
@@ -398,7 +396,7 @@ class Node {
                                  .dra_plugins = dra_plugins_.get(),
                                  .plugins = plugin_manager_.get(),
                                  .persister = persister_.get(),
-                                 .resource_api_url = api_server_->url(),
+                                 .resource_api_url = api_->url(),
                                  .kubeconfig = kubeconfig_});
     KDP_RETURN_IF_ERROR(devices_->Start());
     KDP_RETURN_IF_ERROR(plugin_manager_->Start());
@@ -450,7 +448,7 @@ class Node {
   std::unique_ptr<manager::dra::DraManager> dra_;
   std::unique_ptr<manager::resourceclaim::PodClaimController> claims_;
   std::unique_ptr<manager::PodManager> pods_;
-  std::unique_ptr<manager::resourceapi::ResourceApiServer> api_server_;
+  std::unique_ptr<manager::resourceapi::LocalApi> api_;
   std::unique_ptr<manager::pluginmanager::PluginManager> plugin_manager_;
   std::unique_ptr<manager::DevicePluginWatcherHandler> dp_handler_;
   std::unique_ptr<manager::AdminServer> admin_service_;

@@ -160,9 +160,8 @@ class ManagerProcess {
       for (const auto& e : d.endpoints()) connected |= d.name() == driver && e.connected();
     }
     if (!connected) return false;
-    auto [server, token] = ReadKubeconfigServer(root_ + "/kdp/kubeconfig");
     absl::StatusOr<std::string> slices =
-        HttpGet(server, token, "/apis/resource.k8s.io/v1/resourceslices");
+        KubeconfigGet(root_ + "/kdp/kubeconfig", "/apis/resource.k8s.io/v1/resourceslices");
     if (!slices.ok()) return false;
     const nlohmann::json list = nlohmann::json::parse(*slices, nullptr, false);
     if (!list.is_object() || !list.contains("items") || !list["items"].is_array()) return false;

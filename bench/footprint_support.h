@@ -42,6 +42,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bench/bench_temp_dir.h"
+#include "tests/testing/loopback_http.h"
 
 extern char** environ;
 
@@ -223,79 +224,28 @@ inline absl::StatusOr<Memory> ReadMemory(pid_t pid) {
   return memory;
 }
 
-// The server URL and bearer token of a kubeconfig written by kdp-manager (one cluster, one user).
-inline std::pair<std::string, std::string> ReadKubeconfigServer(const std::string& path) {
-  std::string server, token;
-  std::istringstream in(ReadFile(path));
-  for (std::string line; std::getline(in, line);) {
-    absl::string_view text = absl::StripAsciiWhitespace(line);
-    if (absl::ConsumePrefix(&text, "server:"))
-      server = std::string(absl::StripAsciiWhitespace(text));
-    if (absl::ConsumePrefix(&text, "token:")) token = std::string(absl::StripAsciiWhitespace(text));
+// GET `path` from the local API a kubeconfig written by kdp-manager names (https, its CA and
+// bearer token) over a fresh connection; returns the body of a 200 answer, UNAVAILABLE otherwise.
+inline absl::StatusOr<std::string> KubeconfigGet(const std::string& kubeconfig_path,
+                                                 const std::string& path) {
+  const kdp::testing::KubeconfigParts api = kdp::testing::ReadKubeconfigParts(kubeconfig_path);
+  if (api.port == 0 || api.ca_pem.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kubeconfig_path, ": no https server with a CA (", api.server, ")"));
   }
-  return {server, token};
-}
-
-// GET `path` from `server` ("http://127.0.0.1:<port>") with a bearer token over a fresh
-// connection; returns the body (chunked transfer decoded) of a 200 answer, UNAVAILABLE otherwise.
-inline absl::StatusOr<std::string> HttpGet(const std::string& server, const std::string& token,
-                                           const std::string& path) {
-  absl::string_view rest = server;
-  if (!absl::ConsumePrefix(&rest, "http://")) {
-    return absl::InvalidArgumentError(absl::StrCat("not an http:// server: ", server));
+  kdp::testing::HttpAnswer answer =
+      kdp::testing::SendHttpRequest({.host = api.host,
+                                     .port = api.port,
+                                     .path = path,
+                                     .headers = absl::StrCat("Authorization: Bearer ", api.token,
+                                                             "\r\nAccept: application/json\r\n"),
+                                     .timeout = absl::Seconds(10),
+                                     .ca_pem = api.ca_pem});
+  if (answer.status != 200) {
+    return absl::UnavailableError(absl::StrCat("GET ", path, ": ", answer.status, " ", answer.error,
+                                               answer.body.substr(0, 200)));
   }
-  absl::ConsumeSuffix(&rest, "/");
-  const std::string host_port(rest);
-  const size_t colon = host_port.rfind(':');
-  int port = 0;
-  if (colon == std::string::npos || !absl::SimpleAtoi(host_port.substr(colon + 1), &port)) {
-    return absl::InvalidArgumentError(absl::StrCat("no port in ", server));
-  }
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  if (inet_pton(AF_INET, host_port.substr(0, colon).c_str(), &address.sin_addr) != 1) {
-    return absl::InvalidArgumentError(absl::StrCat("not an IPv4 address: ", host_port));
-  }
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return absl::UnavailableError("socket failed");
-  timeval timeout{.tv_sec = 10, .tv_usec = 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
-  const std::string request =
-      absl::StrCat("GET ", path, " HTTP/1.1\r\nHost: ", host_port, "\r\nAuthorization: Bearer ",
-                   token, "\r\nAccept: application/json\r\nConnection: close\r\n\r\n");
-  if (connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) != 0 ||
-      send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
-          static_cast<ssize_t>(request.size())) {
-    close(fd);
-    return absl::UnavailableError(absl::StrCat("cannot send to ", server));
-  }
-  std::string raw;
-  char buffer[8192];
-  for (ssize_t n; (n = recv(fd, buffer, sizeof(buffer), 0)) > 0;) {
-    raw.append(buffer, static_cast<size_t>(n));
-  }
-  close(fd);
-  const size_t header_end = raw.find("\r\n\r\n");
-  if (!absl::StartsWith(raw, "HTTP/1.1 200") || header_end == std::string::npos) {
-    return absl::UnavailableError(absl::StrCat("GET ", path, ": ", raw.substr(0, 200)));
-  }
-  std::string body = raw.substr(header_end + 4);
-  if (!absl::StrContains(absl::AsciiStrToLower(raw.substr(0, header_end)),
-                         "transfer-encoding: chunked")) {
-    return body;
-  }
-  std::string decoded;
-  for (size_t pos = 0; pos < body.size();) {
-    const size_t eol = body.find("\r\n", pos);
-    if (eol == std::string::npos) break;
-    const size_t size = std::strtoul(body.substr(pos, eol - pos).c_str(), nullptr, 16);
-    if (size == 0) break;
-    decoded += body.substr(eol + 2, size);
-    pos = eol + 2 + size + 2;
-  }
-  return decoded;
+  return answer.body;
 }
 
 // An hwloc 2 XML machine with two NUMA nodes (one core each) and `gpus` NVIDIA 3D controllers

@@ -35,17 +35,20 @@
 #include "manager/src/devicemanager/plugin_watcher_handler.h"
 #include "manager/src/dra/manager.h"
 #include "manager/src/dra/plugin/dra_plugin_manager.h"
+#include "manager/src/events/event_recorder.h"
 #include "manager/src/manager_metrics.h"
+#include "manager/src/nodestatus/node_status.h"
 #include "manager/src/pluginmanager/plugin_manager.h"
 #include "manager/src/pod_manager.h"
 #include "manager/src/podresources/podresources_server.h"
-#include "manager/src/resourceapi/kubeconfig.h"
+#include "manager/src/resourceapi/local_api.h"
 #include "manager/src/resourceapi/persistence.h"
 #include "manager/src/resourceapi/server.h"
 #include "manager/src/resourceapi/store.h"
 #include "manager/src/resourceapi/validation.h"
 #include "manager/src/resourceclaim/pod_claim_controller.h"
 #include "manager/src/state/state_store.h"
+#include "manager/src/status/status_manager.h"
 #include "manager/src/topologymanager/topology_manager.h"
 
 namespace {
@@ -154,7 +157,7 @@ int main(int argc, char** argv) {
       "kdp-manager: a kubelet-faithful device manager and DRA manager for one node. Device\n"
       "plugins register on <kubelet-root>/device-plugins/kubelet.sock, DRA drivers (and device\n"
       "plugins) through <kubelet-root>/plugins_registry, exactly as with a kubelet; a local\n"
-      "resource API (resource.k8s.io v1/v1beta1 on loopback, kubeconfig in\n"
+      "Kubernetes API over HTTPS on loopback (kubeconfig with its CA and token in\n"
       "<kubelet-root>/kdp/kubeconfig) stands in for the API server; pods are admitted with\n"
       "kdpctl; PodResources v1 is served on <kubelet-root>/pod-resources/kubelet.sock."};
   std::string kubelet_root = "/var/lib/kubelet";
@@ -261,9 +264,9 @@ int main(int argc, char** argv) {
         return labels.ok() ? "" : std::string(labels.status().message());
       });
   app.add_option("--resource-api-port", resource_api_port,
-                 "Loopback TCP port of the local resource API; 0: the previous run's port when "
-                 "free (so running drivers keep working), else a free one (the kubeconfig names "
-                 "it)")
+                 "Loopback TCP port of the local Kubernetes API (HTTPS); 0: the previous run's "
+                 "port when free (so running drivers keep working), else a free one (the "
+                 "kubeconfig names it)")
       ->capture_default_str()
       ->check(CLI::Range(0, 65535));
   app.add_option("--dra-call-timeout", dra_call_timeout_s,
@@ -493,47 +496,47 @@ int main(int argc, char** argv) {
   // period (the kubelet's reconcile loop), once the pod source is ready (above).
   DraReconciler reconciler(dra->get(), &pods, reconcile_period);
 
-  // The previous run's port and token when there was one: drivers read the kubeconfig once (as
-  // client-go does) and keep talking to the restarted manager as to a restarted API server.
-  const std::optional<kdp::manager::resourceapi::KubeconfigCredentials> previous =
-      kdp::manager::resourceapi::ReadKubeconfigCredentials(kubelet_root);
-  absl::StatusOr<std::string> token = previous.has_value()
-                                          ? absl::StatusOr<std::string>(previous->token)
-                                          : kdp::manager::resourceapi::GenerateBearerToken();
-  if (!token.ok()) {
-    KDP_LOG_ERROR("Cannot generate the resource API's token", "err", token.status().ToString());
+  absl::StatusOr<std::unique_ptr<kdp::manager::resourceapi::LocalApi>> local_api =
+      kdp::manager::resourceapi::LocalApi::Start(&resources, [&] {
+        kdp::manager::resourceapi::LocalApiOptions options;
+        options.kubelet_root = kubelet_root;
+        options.port = resource_api_port;
+        return options;
+      }());
+  if (!local_api.ok()) {
+    KDP_LOG_ERROR("Local resource API failed to start", "err", local_api.status().ToString());
     return 1;
   }
-  const int port =
-      resource_api_port != 0 ? resource_api_port : (previous.has_value() ? previous->port : 0);
-  auto api_options = [&token](int api_port) {
-    kdp::manager::resourceapi::ResourceApiServerOptions options;
-    options.port = api_port;
-    options.token = *token;
-    return options;
-  };
-  auto resource_api =
-      std::make_unique<kdp::manager::resourceapi::ResourceApiServer>(&resources, api_options(port));
-  absl::Status api_started = resource_api->Start();
-  if (!api_started.ok() && resource_api_port == 0 && port != 0) {
-    KDP_LOG_WARNING(
-        "The resource API's previous port is taken; serving on a new one (running "
-        "DRA drivers must be restarted to read the new kubeconfig)",
-        "port", port);
-    resource_api =
-        std::make_unique<kdp::manager::resourceapi::ResourceApiServer>(&resources, api_options(0));
-    api_started = resource_api->Start();
-  }
-  if (!api_started.ok()) {
-    KDP_LOG_ERROR("Local resource API failed to start", "err", api_started.ToString());
-    return 1;
-  }
-  absl::StatusOr<std::string> kubeconfig =
-      kdp::manager::resourceapi::WriteKubeconfig(kubelet_root, resource_api->port(), *token);
-  if (!kubeconfig.ok()) {
-    KDP_LOG_ERROR("Cannot write the kubeconfig", "err", kubeconfig.status().ToString());
-    return 1;
-  }
+  const std::string kubeconfig = (*local_api)->kubeconfig_path();
+  // The Node's status as the kubelet reports it: machine resources (the CPUs of the topology the
+  // manager uses, fake or live) and every device-plugin resource's capacity and allocatable.
+  kdp::manager::MachineResources machine = kdp::manager::ReadMachineResources(kubelet_root);
+  int64_t topology_cpus = 0;
+  for (const auto& [node, cpus] : numa_cpus) topology_cpus += static_cast<int64_t>(cpus.size());
+  if (topology_cpus > 0) machine.cpus = topology_cpus;
+  // The pods the manager runs, as Pods in the local API (the kubelet's status manager), with the
+  // events the scheduler and the kubelet post about them.
+  kdp::manager::EventRecorder events(&resources);
+  kdp::manager::StatusManager pod_status(
+      &resources, &events,
+      {.node_name = node_name,
+       .pods = [&pods] { return pods.List(); },
+       .health = [&devices](const std::string& resource, const std::string& id) -> std::string {
+         for (const auto& entry : devices.SharedResources()) {
+           if (entry->name != resource) continue;
+           auto device = entry->devices.find(id);
+           if (device == entry->devices.end()) return "Unknown";
+           return device->second.healthy ? "Healthy" : "Unhealthy";
+         }
+         return "Unknown";
+       }});
+  kdp::manager::NodeStatusUpdater node_status(
+      &resources, {.node_name = node_name,
+                   .machine = machine,
+                   .info = kdp::manager::ReadNodeSystemInfo(
+                       kdp::manager::resourceapi::ResourceApiServerOptions().kubernetes_version,
+                       absl::StrCat("kdp://", KDP_VERSION)),
+                   .device_capacity = [&devices] { return devices.GetCapacity(); }});
   persister.Start();
 
   kdp::manager::pluginmanager::PluginManager plugin_manager(
@@ -556,9 +559,11 @@ int main(int argc, char** argv) {
                                    .dra_plugins = &dra_plugins,
                                    .plugins = &plugin_manager,
                                    .persister = &persister,
-                                   .resource_api_url = resource_api->url(),
-                                   .kubeconfig = *kubeconfig,
-                                   .numa_cpus = std::move(numa_cpus)});
+                                   .resource_api_url = (*local_api)->url(),
+                                   .kubeconfig = kubeconfig,
+                                   .numa_cpus = std::move(numa_cpus),
+                                   .pods_changed = [&pod_status] { pod_status.Sync(); },
+                                   .events = &events});
 
   if (absl::Status started = devices.Start(); !started.ok()) {
     KDP_LOG_ERROR("Device manager failed to start", "err", started.ToString());
@@ -570,6 +575,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   reconciler.Start();
+  node_status.Start();
+  pod_status.Start();
   const std::string podresources_socket = absl::StrCat(podresources_dir, "/kubelet.sock");
   const std::string admin_socket = absl::StrCat(admin_dir, "/manager.sock");
   auto podresources_server = Serve(podresources_socket, &podresources);
@@ -586,7 +593,7 @@ int main(int argc, char** argv) {
   };
   KDP_LOG_INFO("kdp-manager ready", "kubeletRoot", kubelet_root, "node", node_name, "admin",
                admin_socket, "podResources", podresources_socket, "resourceApi",
-               resource_api->url(), "kubeconfig", *kubeconfig);
+               (*local_api)->url(), "kubeconfig", kubeconfig);
 
   int received = 0;
   sigwait(&signals, &received);
@@ -595,6 +602,8 @@ int main(int argc, char** argv) {
   // on a hung plugin ends now instead of holding the admin server's shutdown for its deadline.
   plugin_manager.Stop();
   reconciler.Stop();
+  node_status.Stop();
+  pod_status.Stop();
   devices.Stop();
   auto deadline = std::chrono::system_clock::now() + std::chrono::seconds(2);
   admin_server->Shutdown(deadline);
@@ -602,7 +611,7 @@ int main(int argc, char** argv) {
   (void)kdp::RemoveSocketIfPresent(admin_socket);
   (void)kdp::RemoveSocketIfPresent(podresources_socket);
   dra_plugins.Stop();
-  resource_api->Stop();
+  (*local_api)->Stop();
   persister.Stop();
   // Always on a clean shutdown: the checkpoint and the pod store hold the whole state.
   (*store)->Close();

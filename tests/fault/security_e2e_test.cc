@@ -111,6 +111,10 @@ TEST_F(SecurityE2ETest, NothingUnderTheKubeletRootIsWorldAccessible) {
   ASSERT_TRUE(pod.value("admitted", false)) << pod.dump();
   const std::vector<std::string> expected = {"kdp/manager.sock",
                                              "kdp/kubeconfig",
+                                             "kdp/ca.crt",
+                                             "kdp/ca.key",
+                                             "kdp/apiserver.crt",
+                                             "kdp/apiserver.key",
                                              "kdp/journal",
                                              "kdp/pods.json",
                                              "kdp/resources.json",
@@ -334,10 +338,15 @@ struct RawAnswer {
   nlohmann::json body = nullptr;
 };
 
-// One HTTP/1.1 request (`headers` as given, no Authorization added) to 127.0.0.1:`port`.
-RawAnswer RawGet(int port, const std::string& path, const std::string& headers) {
-  HttpAnswer answer = SendHttpRequest(
-      {.port = port, .path = path, .headers = headers, .timeout = absl::Seconds(10)});
+// One HTTPS request (`headers` as given, no Authorization added) to 127.0.0.1:`port`, the
+// server verified against `ca_pem`.
+RawAnswer RawGet(int port, const std::string& path, const std::string& headers,
+                 const std::string& ca_pem) {
+  HttpAnswer answer = SendHttpRequest({.port = port,
+                                       .path = path,
+                                       .headers = headers,
+                                       .timeout = absl::Seconds(10),
+                                       .ca_pem = ca_pem});
   RawAnswer raw{.status = answer.status};
   if (answer.status != 0) {
     raw.body = nlohmann::json::parse(answer.body, nullptr, /*allow_exceptions=*/false);
@@ -379,7 +388,9 @@ TEST_F(SecurityE2ETest, ResourceApiWantsTheTokenAndListensOnLoopbackOnly) {
   ASSERT_FALSE(HasFatalFailure());
   auto [server, token] = ApiCredentials();
   absl::string_view rest = server;
-  ASSERT_TRUE(absl::ConsumePrefix(&rest, "http://127.0.0.1:")) << server;
+  ASSERT_TRUE(absl::ConsumePrefix(&rest, "https://127.0.0.1:")) << server;
+  const std::string ca = ApiCa();
+  ASSERT_FALSE(ca.empty());
   int port = 0;
   ASSERT_TRUE(absl::SimpleAtoi(rest, &port)) << server;
   ASSERT_EQ(token.size(), 64u);
@@ -392,7 +403,7 @@ TEST_F(SecurityE2ETest, ResourceApiWantsTheTokenAndListensOnLoopbackOnly) {
         absl::StrCat("Authorization: Basic ", token, "\r\n"),
         absl::StrCat("Authorization: Bearer ", token, "x\r\n"), "Authorization: Bearer \r\n"s}) {
     for (const char* path : {"/apis/resource.k8s.io/v1/resourceclaims", "/version", "/api"}) {
-      RawAnswer answer = RawGet(port, path, headers);
+      RawAnswer answer = RawGet(port, path, headers, ca);
       SCOPED_TRACE(absl::StrCat(path, " with ", GoQuote(headers)));
       EXPECT_EQ(answer.status, 401);
       ASSERT_TRUE(answer.body.is_object());
@@ -404,8 +415,21 @@ TEST_F(SecurityE2ETest, ResourceApiWantsTheTokenAndListensOnLoopbackOnly) {
     }
   }
   RawAnswer ok = RawGet(port, "/apis/resource.k8s.io/v1/resourceclaims",
-                        absl::StrCat("Authorization: Bearer ", token, "\r\n"));
+                        absl::StrCat("Authorization: Bearer ", token, "\r\n"), ca);
   EXPECT_EQ(ok.status, 200);
+  // Never in the clear: the right token over plain HTTP gets no HTTP answer.
+  HttpAnswer plain =
+      SendHttpRequest({.port = port,
+                       .path = "/version",
+                       .headers = absl::StrCat("Authorization: Bearer ", token, "\r\n"),
+                       .timeout = absl::Seconds(10)});
+  EXPECT_EQ(plain.status, 0) << plain.body;
+  // The TLS keys of the API are the manager's alone.
+  for (const char* key : {"/kdp/ca.key", "/kdp/apiserver.key"}) {
+    struct stat st {};
+    ASSERT_EQ(::stat((Root() + key).c_str(), &st), 0) << key;
+    EXPECT_EQ(st.st_mode & 07777, 0600u) << key;
+  }
 
   // Every TCP socket the manager listens on is bound to loopback.
   const std::vector<std::string> listening = ListeningAddresses(manager_->pid());

@@ -1,12 +1,13 @@
 // Shared fixture of the DRA integration tests: kdp-manager (on node "node-a", the bundled
 // dual-socket fixture) and the example DRA driver kdp-dra-driver as real processes in a temporary
 // kubelet root, manifests applied with kdpctl, and the manager's local resource API reached over
-// plain HTTP with the kubeconfig's server and bearer token, as a driver or kubectl reaches it.
+// HTTPS with the kubeconfig's server, CA and bearer token, as a driver or kubectl reaches it.
 //
-// The HTTP client is a raw socket on purpose: cpp-httplib's header must be compiled with the
-// definitions of its pkg-config file (CPPHTTPLIB_OPENSSL_SUPPORT, ...), which the integration
-// targets do not get (kdp_sdk links PkgConfig::HTTPLIB privately), and a class layout that differs
-// from the shared library's would be an ODR violation. The local API is HTTP/1.1 on loopback.
+// The HTTP client is kdp::testing::SendHttpRequest (OpenSSL over a raw socket) on purpose:
+// cpp-httplib's header must be compiled with the definitions of its pkg-config file
+// (CPPHTTPLIB_OPENSSL_SUPPORT, ...), which the integration targets do not get (kdp_sdk links
+// PkgConfig::HTTPLIB privately), and a class layout that differs from the shared library's would
+// be an ODR violation.
 //
 // Thread-safety: as E2ETest (used from the test's main thread); HttpRequest is thread-safe.
 #ifndef KDP_TESTS_INTEGRATION_DRA_FIXTURE_H_
@@ -54,15 +55,17 @@ struct HttpResponse {
   std::string error = {};
 };
 
-// One request to `server` ("http://127.0.0.1:<port>", as a kubeconfig names it) with a bearer
-// token; the connection is closed after the answer. Bounded by 30 s of socket inactivity.
+// One request to `server` with a bearer token: "https://127.0.0.1:<port>" as a kubeconfig names
+// it, verified against `ca_pem`, or "http://..." (a metrics endpoint) with `ca_pem` empty. The
+// connection is closed after the answer. Bounded by 30 s of socket inactivity.
 inline HttpResponse HttpRequest(const std::string& server, const std::string& token,
                                 const std::string& method, const std::string& path,
-                                const std::string& body = "") {
+                                const std::string& body = "", const std::string& ca_pem = "") {
   HttpResponse response;
   absl::string_view rest = server;
-  if (!absl::ConsumePrefix(&rest, "http://")) {
-    response.error = absl::StrCat("not an http:// server: ", server);
+  if (!absl::ConsumePrefix(&rest, ca_pem.empty() ? "http://" : "https://")) {
+    response.error =
+        absl::StrCat("not an ", ca_pem.empty() ? "http" : "https", ":// server: ", server);
     return response;
   }
   absl::ConsumeSuffix(&rest, "/");
@@ -84,7 +87,8 @@ inline HttpResponse HttpRequest(const std::string& server, const std::string& to
                                        .method = method,
                                        .path = path,
                                        .headers = headers,
-                                       .body = body});
+                                       .body = body,
+                                       .ca_pem = ca_pem});
   response.status = answer.status;
   response.body = std::move(answer.body);
   response.error = std::move(answer.error);
@@ -202,10 +206,16 @@ class DraE2ETest : public E2ETest {
     return ReadKubeconfigServer(Root() + "/kdp/kubeconfig");
   }
 
+  // The CA certificate the kubeconfig names (certificate-authority-data).
+  std::string ApiCa() const {
+    return ::kdp::testing::ReadKubeconfigParts(Root() + "/kdp/kubeconfig").ca_pem;
+  }
+
   HttpResponse Api(const std::string& method, const std::string& path,
                    const std::string& body = "") const {
-    auto [server, token] = ApiCredentials();
-    return HttpRequest(server, token, method, path, body);
+    const ::kdp::testing::KubeconfigParts api =
+        ::kdp::testing::ReadKubeconfigParts(Root() + "/kdp/kubeconfig");
+    return HttpRequest(api.server, api.token, method, path, body, api.ca_pem);
   }
 
   HttpResponse GetClaim(const std::string& name, const std::string& namespace_ = "default") const {

@@ -283,7 +283,8 @@ void GoDriverContract::AdmitPrepareAndDelete(GoStyleDriver& driver, const std::s
 TEST_F(GoDriverContract, WatchEventsArriveAtOnceWhenTheClientAcceptsGzip) {
   ASSERT_NO_FATAL_FAILURE(StartGoManager());
   const auto credentials = ApiCredentials();
-  GoRestClient client({.server = credentials.first, .token = credentials.second});
+  GoRestClient client(
+      {.server = credentials.first, .token = credentials.second, .ca_pem = ApiCa()});
   absl::Mutex mu;
   std::string received;
   std::thread watcher([&] {

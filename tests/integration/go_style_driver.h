@@ -53,6 +53,7 @@
 #include "tests/integration/go_style_driver_informer.h"
 #include "tests/integration/go_style_driver_slice.h"
 #include "tests/testing/local_servers.h"
+#include "tests/testing/loopback_http.h"
 
 namespace kdp::testing {
 
@@ -136,14 +137,16 @@ class GoStyleDriver final : private GoDriverHandler {
   // asynchronous: wait for published()). FAILED_PRECONDITION when the kubeconfig names no
   // server; UNAVAILABLE when a socket cannot be served. REQUIRES: called once.
   [[nodiscard]] absl::Status Start() {
-    auto [server, token] = ReadKubeconfigServer(options_.kubeconfig);
-    if (server.empty() || token.empty()) {
+    const ::kdp::testing::KubeconfigParts api =
+        ::kdp::testing::ReadKubeconfigParts(options_.kubeconfig);
+    if (api.server.empty() || api.token.empty() || api.ca_pem.empty()) {
       return absl::FailedPreconditionError(
-          absl::StrCat("kubeconfig ", options_.kubeconfig, " names no server and token"));
+          absl::StrCat("kubeconfig ", options_.kubeconfig, " names no server, CA and token"));
     }
     client_ = std::make_unique<GoRestClient>(GoRestClient::Options{
-        .server = server,
-        .token = token,
+        .server = api.server,
+        .token = api.token,
+        .ca_pem = api.ca_pem,
         .user_agent =
             absl::StrCat(options_.binary_name, "/v0.0.0 (linux/amd64) kubernetes/$Format"),
         .accept_encoding = options_.accept_encoding});

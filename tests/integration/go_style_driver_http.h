@@ -26,6 +26,9 @@
 #define CPPHTTPLIB_BROTLI_SUPPORT
 #endif
 
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
 #include <cctype>
 #include <cstdint>
 #include <fstream>
@@ -77,8 +80,10 @@ struct ApiResponse {
 class GoRestClient {
  public:
   struct Options {
-    std::string server = {};  // "http://127.0.0.1:<port>"
+    std::string server = {};  // "https://127.0.0.1:<port>"
     std::string token = {};
+    // The kubeconfig's certificate-authority-data (PEM): the server is verified against it.
+    std::string ca_pem = {};
     std::string user_agent = "go-style-kubelet-plugin/v0.0.0 (linux/amd64) kubernetes/$Format";
     // Sent as Go's http.Transport sends it unless compression is disabled; "" sends none.
     std::string accept_encoding = "gzip";
@@ -86,6 +91,11 @@ class GoRestClient {
 
   explicit GoRestClient(Options options)
       : options_(std::move(options)), unary_(options_.server), stream_(options_.server) {
+    // As client-go's transport: the kubeconfig's CA, the server's name (an IP SAN) checked.
+    for (httplib::Client* client : {&unary_, &stream_}) {
+      client->enable_server_certificate_verification(true);
+      client->set_ca_cert_store(CaStore(options_.ca_pem));
+    }
     unary_.set_keep_alive(true);
     unary_.set_connection_timeout(5, 0);
     unary_.set_read_timeout(30, 0);
@@ -183,6 +193,17 @@ class GoRestClient {
   }
 
  private:
+  // A new store holding the PEM certificate `pem` (httplib takes ownership).
+  static X509_STORE* CaStore(const std::string& pem) {
+    X509_STORE* store = X509_STORE_new();
+    BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+    X509* ca = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
+    BIO_free(bio);
+    if (ca != nullptr) X509_STORE_add_cert(store, ca);
+    X509_free(ca);
+    return store;
+  }
+
   httplib::Headers Headers() const {
     httplib::Headers headers = {{"Authorization", "Bearer " + options_.token},
                                 {"User-Agent", options_.user_agent},

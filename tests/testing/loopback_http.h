@@ -1,8 +1,9 @@
-// One HTTP/1.1 request over a plain TCP socket to an IPv4 address, for tests that talk to kdp's
-// HTTP endpoints (the local resource API, /metrics and /healthz) without cpp-httplib: test
-// targets do not get httplib's compile definitions, and a raw request also lets a test send
-// exactly the headers it means to (none, a wrong token). The connection is closed after the
-// answer ("Connection: close"); a chunked body is decoded.
+// One HTTP/1.1 request over a TCP socket to an IPv4 address, plain or TLS (OpenSSL, the server
+// verified against a given CA), for tests that talk to kdp's HTTP endpoints (the local resource
+// API over HTTPS, /metrics and /healthz) without cpp-httplib: test targets do not get httplib's
+// compile definitions, and a raw request also lets a test send exactly the headers it means to
+// (none, a wrong token). The connection is closed after the answer ("Connection: close"); a
+// chunked body is decoded.
 #ifndef KDP_TESTS_TESTING_LOOPBACK_HTTP_H_
 #define KDP_TESTS_TESTING_LOOPBACK_HTTP_H_
 
@@ -30,9 +31,23 @@ struct HttpRequestSpec {
   std::string body = {};
   // Socket inactivity bound for each send and receive.
   absl::Duration timeout = absl::Seconds(30);
+  // Non-empty: TLS, the server's certificate verified against this PEM CA for `host` (an IP
+  // address SAN), as client-go verifies it against a kubeconfig's certificate-authority-data.
+  std::string ca_pem = {};
 };
 
 HttpAnswer SendHttpRequest(const HttpRequestSpec& request);
+
+// The parts of a kubeconfig kdp-manager wrote: its server URL ("https://127.0.0.1:<port>"), the
+// token and the CA (certificate-authority-data, decoded). Empty fields when absent.
+struct KubeconfigParts {
+  std::string server;
+  std::string token;
+  std::string ca_pem;
+  std::string host;  // from server
+  int port = 0;      // from server
+};
+KubeconfigParts ReadKubeconfigParts(const std::string& kubeconfig_path);
 
 // The port of the first "serving metrics" line (common/metrics_server.h's StartMetricsServer, text
 // log format: port="N") in a process's log; 0 while there is none. Tests start kdp programs with

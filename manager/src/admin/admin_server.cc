@@ -11,6 +11,7 @@
 #include "common/logging.h"
 #include "common/status_macros.h"
 #include "manager/src/admin/manifest.h"
+#include "manager/src/events/event_recorder.h"
 #include "manager/src/pod/pod_manifest.h"
 #include "manager/src/resourceapi/codec.h"
 #include "manager/src/resourceapi/conversion.h"
@@ -280,6 +281,22 @@ void AdminServer::AddDraStatus(kdp::admin::v1::NodeStatus* status) const {
   }
 }
 
+void AdminServer::AfterAdmission(const AdmitResult& result) {
+  if (!result.admitted && dra_.events != nullptr) {
+    // The scheduler reports what it could not place (claims); the kubelet its admission errors.
+    const bool scheduler = result.reason == "FailedScheduling";
+    dra_.events->Record(
+        {.kind = "Pod",
+         .namespace_ = result.pod.pod.namespace_,
+         .name = result.pod.pod.name,
+         .uid = result.pod.pod.uid},
+        {.component = scheduler ? "default-scheduler" : "kubelet",
+         .host = scheduler || dra_.resources == nullptr ? "" : dra_.resources->node_name()},
+        kEventWarning, result.reason, result.message);
+  }
+  if (dra_.pods_changed) dra_.pods_changed();
+}
+
 grpc::Status AdminServer::ApplyPod(grpc::ServerContext*,
                                    const kdp::admin::v1::ApplyPodRequest* request,
                                    kdp::admin::v1::ApplyPodResponse* response) {
@@ -288,6 +305,7 @@ grpc::Status AdminServer::ApplyPod(grpc::ServerContext*,
   if (!pod.ok()) return ToGrpcStatus(pod.status());
   absl::StatusOr<AdmitResult> result = pods_->Admit(std::move(*pod));
   if (!result.ok()) return ToGrpcStatus(result.status());
+  AfterAdmission(*result);
   response->set_admitted(result->admitted);
   response->set_reason(result->reason);
   response->set_message(result->message);
@@ -309,6 +327,7 @@ grpc::Status AdminServer::DeletePod(grpc::ServerContext*,
   const std::string pod_namespace =
       request->namespace_().empty() ? std::string("default") : request->namespace_();
   absl::StatusOr<std::string> uid = pods_->Delete(pod_namespace, request->name());
+  if (dra_.pods_changed) dra_.pods_changed();
   if (!uid.ok()) return ToGrpcStatus(uid.status());
   response->set_uid(*uid);
   if (dra_.persister != nullptr) {
@@ -404,6 +423,7 @@ grpc::Status AdminServer::Apply(grpc::ServerContext*, const kdp::admin::v1::Appl
       applied->set_name(item.pod->name);
       absl::StatusOr<AdmitResult> result = pods_->Admit(*std::move(item.pod));
       if (!result.ok()) return ToGrpcStatus(result.status());
+      AfterAdmission(*result);
       applied->set_result(result->admitted ? "admitted" : "rejected");
       auto* pod = applied->mutable_pod();
       pod->set_admitted(result->admitted);

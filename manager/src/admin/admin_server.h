@@ -5,6 +5,7 @@
 #ifndef KDP_MANAGER_SRC_ADMIN_ADMIN_SERVER_H_
 #define KDP_MANAGER_SRC_ADMIN_ADMIN_SERVER_H_
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -28,6 +29,8 @@ void ToAdminPod(const AdmittedPod& pod, kdp::admin::v1::Pod* out,
 
 // The DRA side of the node, for Apply and the status, and the machine's CPUs for GetTopology;
 // every pointer may be null (a manager without DRA) and is borrowed for the server's lifetime.
+class EventRecorder;  // events/event_recorder.h
+
 struct AdminDraSources {
   resourceapi::ObjectStore* resources = nullptr;
   resourceclaim::PodClaimController* claims = nullptr;
@@ -41,6 +44,12 @@ struct AdminDraSources {
   // Linux NUMA node number → the CPUs whose home node it is (kdp::NumaNode::cpus), for
   // GetTopology; empty when the machine could not be read (CPUs are then shown as unknown).
   std::map<int, std::vector<int>> numa_cpus = {};
+  // Called after an admission (admitted or not) and a deletion, so the local API shows the
+  // pod's state before kdpctl is answered (StatusManager::Sync); nullptr: nothing.
+  std::function<void()> pods_changed = nullptr;
+  // Where a refused admission is recorded as the kubelet or scheduler would (a Warning Event
+  // with the reason); nullptr: nowhere.
+  EventRecorder* events = nullptr;
 };
 
 class AdminServer final : public kdp::admin::v1::Admin::Service {
@@ -68,6 +77,8 @@ class AdminServer final : public kdp::admin::v1::Admin::Service {
                            kdp::admin::v1::NodeTopology* response) override;
 
  private:
+  // Records a refused admission's event and lets the local API catch up.
+  void AfterAdmission(const AdmitResult& result);
   // The device registry as DeviceManager::SharedResources() returns it.
   using Registry = std::vector<std::shared_ptr<const ResourceDevices>>;
   // `resources`: a snapshot of the device registry, for health.

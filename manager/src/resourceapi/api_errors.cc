@@ -164,6 +164,15 @@ absl::Status BadRequestError(std::string_view message) {
                           StatusObject(400, "BadRequest", message));
 }
 
+absl::Status ForbiddenError(const KindInfo& kind, std::string_view name, std::string_view why) {
+  return WithStatusObject(
+      absl::StatusCode::kPermissionDenied,
+      StatusObject(403, "Forbidden",
+                   absl::StrCat(QualifiedResource(kind), " ", GoQuote(name),
+                                " is forbidden: ", std::string(why)),
+                   {{"name", name}, {"group", kind.group}, {"kind", kind.resource}}));
+}
+
 absl::Status MethodNotAllowedError(const KindInfo& kind, std::string_view verb) {
   return WithStatusObject(
       absl::StatusCode::kUnimplemented,
@@ -194,6 +203,13 @@ absl::Status TimeoutError(std::string_view message, int retry_after_seconds) {
   return WithStatusObject(absl::StatusCode::kDeadlineExceeded,
                           StatusObject(504, "Timeout", "Timeout: " + std::string(message),
                                        {{"retryAfterSeconds", retry_after_seconds}}));
+}
+
+absl::Status UnsupportedMediaTypeError(std::string_view content_type, std::string_view message) {
+  return WithStatusObject(
+      absl::StatusCode::kInvalidArgument,
+      StatusObject(415, "UnsupportedMediaType",
+                   absl::StrCat(std::string(message), " (got ", GoQuote(content_type), ")")));
 }
 
 absl::Status UnsupportedMediaTypeError(std::string_view content_type) {

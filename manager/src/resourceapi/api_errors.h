@@ -79,6 +79,8 @@ inline constexpr char kObjectModified[] =
 absl::Status InvalidError(const KindInfo& kind, std::string_view name, const FieldErrors& errors);
 // apierrors.NewBadRequest: INVALID_ARGUMENT `message`, 400 reason BadRequest.
 absl::Status BadRequestError(std::string_view message);
+// 403 Forbidden: `<resource> "<name>" is forbidden: <why>` (an admission plugin's refusal).
+absl::Status ForbiddenError(const KindInfo& kind, std::string_view name, std::string_view why);
 // apierrors.NewMethodNotSupported: UNIMPLEMENTED `<verb> is not supported on resources of kind
 // "<resource>"`, 405 reason MethodNotAllowed.
 absl::Status MethodNotAllowedError(const KindInfo& kind, std::string_view verb);
@@ -95,6 +97,8 @@ absl::Status TooManyRequestsError(std::string_view message, int retry_after_seco
 absl::Status TimeoutError(std::string_view message, int retry_after_seconds);
 // 415 UnsupportedMediaType, INVALID_ARGUMENT.
 absl::Status UnsupportedMediaTypeError(std::string_view content_type);
+// 415 with `message` and the content type given: a PATCH body kind the server does not take.
+absl::Status UnsupportedMediaTypeError(std::string_view content_type, std::string_view message);
 
 // The Status object and HTTP code for `status`: the payload attached by the builders above, or,
 // for a plain absl::Status, one derived from its code (INVALID_ARGUMENT 400 BadRequest,

@@ -741,6 +741,28 @@ absl::Status Validate(Kind kind, const nlohmann::json& object) {
       return DecodeResourceClaimTemplate(object).status();
     case Kind::kNode:
       return absl::OkStatus();
+    case Kind::kNamespace:
+    case Kind::kPod:
+    case Kind::kEvent: {
+      // The core kinds the manager writes itself (Pods, Events) or that carry nothing but
+      // metadata (Namespaces): object-meta rules only.
+      FieldErrors errors;
+      const Json& meta = object.contains("metadata") ? object["metadata"] : Json::object();
+      if (!meta.is_object()) {
+        return BadRequestError(absl::StrCat(InfoOf(kind).name, " in version \"v1\" cannot be ",
+                                            "handled as a ", InfoOf(kind).name,
+                                            ": metadata must be an object"));
+      }
+      ValidateObjectMeta(InfoOf(kind), meta, &errors);
+      if (kind == Kind::kNamespace && meta.contains("name") && meta["name"].is_string()) {
+        ValidateDnsLabel(meta["name"].get<std::string>(), "metadata.name", &errors);
+      }
+      if (errors.empty()) return absl::OkStatus();
+      return InvalidError(
+          InfoOf(kind),
+          meta.contains("name") && meta["name"].is_string() ? meta["name"].get<std::string>() : "",
+          errors);
+    }
   }
   return absl::OkStatus();
 }

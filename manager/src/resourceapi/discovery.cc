@@ -12,10 +12,52 @@ Json GroupVersion(std::string_view version) {
   return {{"groupVersion", std::string(kGroup) + "/" + std::string(version)}, {"version", version}};
 }
 
-Json Verbs() {
+Json Verbs(Kind kind) {
+  // The manager writes the Node and the Pods; clients read and watch them.
+  if (kind == Kind::kNode || kind == Kind::kPod) return Json::array({"get", "list", "watch"});
   Json verbs = Json::array();
   for (const char* verb : kServedVerbs) verbs.push_back(verb);
   return verbs;
+}
+
+// The APIResourceList entries of `info` (and of its status subresource).
+void AddResource(const KindInfo& info, Json* resources) {
+  Json short_names = Json::array();
+  Json categories = Json::array();
+  switch (info.kind) {
+    case Kind::kNode:
+      short_names.push_back("no");
+      break;
+    case Kind::kNamespace:
+      short_names.push_back("ns");
+      break;
+    case Kind::kPod:
+      short_names.push_back("po");
+      categories.push_back("all");
+      break;
+    case Kind::kEvent:
+      short_names.push_back("ev");
+      break;
+    default:
+      break;
+  }
+  Json entry = {{"name", info.resource},
+                {"singularName", info.singular},
+                {"namespaced", info.namespaced},
+                {"kind", info.name},
+                {"verbs", Verbs(info.kind)}};
+  if (!short_names.empty()) entry["shortNames"] = std::move(short_names);
+  if (!categories.empty()) entry["categories"] = std::move(categories);
+  resources->push_back(std::move(entry));
+  if (info.has_status) {
+    const bool read_only = info.kind == Kind::kNode || info.kind == Kind::kPod;
+    resources->push_back(
+        {{"name", std::string(info.resource) + "/status"},
+         {"singularName", ""},
+         {"namespaced", info.namespaced},
+         {"kind", info.name},
+         {"verbs", read_only ? Json::array({"get"}) : Json::array({"get", "update"})}});
+  }
 }
 
 }  // namespace
@@ -39,18 +81,7 @@ nlohmann::json ApiResourceList(std::string_view version) {
   Json resources = Json::array();
   for (const KindInfo& info : AllKinds()) {
     if (info.group != std::string_view(kGroup)) continue;
-    resources.push_back({{"name", info.resource},
-                         {"singularName", info.singular},
-                         {"namespaced", info.namespaced},
-                         {"kind", info.name},
-                         {"verbs", Verbs()}});
-    if (info.has_status) {
-      resources.push_back({{"name", std::string(info.resource) + "/status"},
-                           {"singularName", ""},
-                           {"namespaced", info.namespaced},
-                           {"kind", info.name},
-                           {"verbs", Json::array({"get", "update"})}});
-    }
+    AddResource(info, &resources);
   }
   return {{"kind", "APIResourceList"},
           {"apiVersion", "v1"},
@@ -66,13 +97,11 @@ nlohmann::json CoreApiVersions() {
 }
 
 nlohmann::json CoreApiResourceList() {
-  return {{"kind", "APIResourceList"},
-          {"groupVersion", "v1"},
-          {"resources", Json::array({{{"name", "nodes"},
-                                      {"singularName", "node"},
-                                      {"namespaced", false},
-                                      {"kind", "Node"},
-                                      {"verbs", Json::array({"get", "list"})}}})}};
+  Json resources = Json::array();
+  for (const KindInfo& info : AllKinds()) {
+    if (*info.group == '\0') AddResource(info, &resources);
+  }
+  return {{"kind", "APIResourceList"}, {"groupVersion", "v1"}, {"resources", std::move(resources)}};
 }
 
 nlohmann::json VersionInfo(const std::string& git_version) {

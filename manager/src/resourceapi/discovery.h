@@ -12,9 +12,9 @@
 
 namespace kdp::manager::resourceapi {
 
-// The verbs served on each resource, as discovery lists them.
-inline constexpr const char* kServedVerbs[] = {"create", "delete", "deletecollection",
-                                               "get",    "list",   "update"};
+// The verbs served on the resources clients write, as discovery lists them.
+inline constexpr const char* kServedVerbs[] = {
+    "create", "delete", "deletecollection", "get", "list", "update", "watch"};
 
 // GET /apis: an APIGroupList with resource.k8s.io.
 nlohmann::json ApiGroupList();
@@ -22,7 +22,8 @@ nlohmann::json ApiGroupList();
 nlohmann::json ApiGroup();
 // GET /apis/resource.k8s.io/<version>: the APIResourceList (REQUIRES: a served version).
 nlohmann::json ApiResourceList(std::string_view version);
-// GET /api: APIVersions ["v1"]; GET /api/v1: the core APIResourceList (nodes only).
+// GET /api: APIVersions ["v1"]; GET /api/v1: the core APIResourceList (nodes, namespaces, pods,
+// events, with the API server's short names; nodes and pods read-only: the manager writes them).
 nlohmann::json CoreApiVersions();
 nlohmann::json CoreApiResourceList();
 // GET /version for `git_version` ("v1.34.0").

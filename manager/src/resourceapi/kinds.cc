@@ -11,9 +11,27 @@ namespace {
 // (ResourceSliceSelectorNodeName and ResourceSliceSelectorDriver); the other kinds accept only the
 // generic metadata fields.
 constexpr std::array<const char*, 2> kSliceFieldLabels = {"spec.nodeName", "spec.driver"};
+// pkg/apis/core/v1/conversion.go: the Pod's and the Event's field label conversion functions.
+constexpr std::array<const char*, 9> kPodFieldLabels = {
+    "metadata.namespace",      "spec.nodeName",    "spec.restartPolicy", "spec.schedulerName",
+    "spec.serviceAccountName", "spec.hostNetwork", "status.phase",       "status.podIP",
+    "status.nominatedNodeName"};
+constexpr std::array<const char*, 12> kEventFieldLabels = {"metadata.namespace",
+                                                           "involvedObject.kind",
+                                                           "involvedObject.namespace",
+                                                           "involvedObject.name",
+                                                           "involvedObject.uid",
+                                                           "involvedObject.apiVersion",
+                                                           "involvedObject.resourceVersion",
+                                                           "involvedObject.fieldPath",
+                                                           "reason",
+                                                           "reportingComponent",
+                                                           "source",
+                                                           "type"};
+constexpr std::array<const char*, 1> kNamespaceFieldLabels = {"status.phase"};
 
-const std::array<KindInfo, 5>& Table() {
-  static const std::array<KindInfo, 5> table = {{
+const std::array<KindInfo, kKindCount>& Table() {
+  static const std::array<KindInfo, kKindCount> table = {{
       {.kind = Kind::kResourceSlice,
        .name = "ResourceSlice",
        .list_kind = "ResourceSliceList",
@@ -59,6 +77,33 @@ const std::array<KindInfo, 5>& Table() {
        .namespaced = false,
        .has_status = true,
        .field_labels = {}},
+      {.kind = Kind::kNamespace,
+       .name = "Namespace",
+       .list_kind = "NamespaceList",
+       .resource = "namespaces",
+       .singular = "namespace",
+       .group = "",
+       .namespaced = false,
+       .has_status = true,
+       .field_labels = kNamespaceFieldLabels},
+      {.kind = Kind::kPod,
+       .name = "Pod",
+       .list_kind = "PodList",
+       .resource = "pods",
+       .singular = "pod",
+       .group = "",
+       .namespaced = true,
+       .has_status = true,
+       .field_labels = kPodFieldLabels},
+      {.kind = Kind::kEvent,
+       .name = "Event",
+       .list_kind = "EventList",
+       .resource = "events",
+       .singular = "event",
+       .group = "",
+       .namespaced = true,
+       .has_status = false,
+       .field_labels = kEventFieldLabels},
   }};
   return table;
 }
@@ -72,6 +117,13 @@ std::span<const KindInfo> AllKinds() { return Table(); }
 std::optional<Kind> KindForResource(std::string_view resource) {
   for (const KindInfo& info : Table()) {
     if (info.group == std::string_view(kGroup) && resource == info.resource) return info.kind;
+  }
+  return std::nullopt;
+}
+
+std::optional<Kind> CoreKindForResource(std::string_view resource) {
+  for (const KindInfo& info : Table()) {
+    if (*info.group == '\0' && resource == info.resource) return info.kind;
   }
   return std::nullopt;
 }

@@ -7,6 +7,7 @@
 #ifndef KDP_MANAGER_SRC_RESOURCEAPI_KINDS_H_
 #define KDP_MANAGER_SRC_RESOURCEAPI_KINDS_H_
 
+#include <cstddef>
 #include <optional>
 #include <span>
 #include <string>
@@ -14,7 +15,19 @@
 
 namespace kdp::manager::resourceapi {
 
-enum class Kind { kResourceSlice, kDeviceClass, kResourceClaim, kResourceClaimTemplate, kNode };
+enum class Kind {
+  kResourceSlice,
+  kDeviceClass,
+  kResourceClaim,
+  kResourceClaimTemplate,
+  kNode,
+  // The core v1 kinds a kubelet's node shows besides its Node.
+  kNamespace,
+  kPod,
+  kEvent,
+};
+// How many kinds there are (the store keeps one map per kind).
+inline constexpr size_t kKindCount = 8;
 
 struct KindInfo {
   Kind kind = Kind::kResourceSlice;
@@ -35,6 +48,8 @@ const KindInfo& InfoOf(Kind kind);
 std::span<const KindInfo> AllKinds();
 // The resource.k8s.io kind whose plural is `resource` ("resourceslices"); nullopt when none.
 std::optional<Kind> KindForResource(std::string_view resource);
+// The core (v1) kind whose plural is `resource` ("pods", "nodes"); nullopt when none.
+std::optional<Kind> CoreKindForResource(std::string_view resource);
 
 // "resourceclaims.resource.k8s.io" (or "nodes" for the core group), as apimachinery's
 // GroupResource.String writes it in NotFound/AlreadyExists/Conflict messages.

@@ -1,8 +1,10 @@
-// The credentials a DRA driver uses to reach kdp-manager's local resource API: a random bearer
-// token and a standard kubeconfig file (`<kubelet-root>/kdp/kubeconfig`) naming cluster, user and
-// context `kdp`, with `server: http://127.0.0.1:<port>` and the token, so an unmodified client-go
-// driver started with KUBECONFIG=<that file> talks to the manager. The manager's main generates
-// the token, starts the server with it, then writes the file.
+// The credentials kubectl, client-go and DRA drivers use to reach kdp-manager's local resource
+// API: a random bearer token and a standard kubeconfig file (`<kubelet-root>/kdp/kubeconfig`)
+// naming cluster, user and context `kdp`, with `server: https://127.0.0.1:<port>`, the CA that
+// signed the server's certificate (certificate-authority-data, serving_certs.h) and the token, so
+// an unmodified client started with KUBECONFIG=<that file> verifies the manager and
+// authenticates to it. local_api.h generates the token, starts the server with it, then writes
+// the file.
 //
 // Thread-safety: thread-safe (no shared state).
 #ifndef KDP_MANAGER_SRC_RESOURCEAPI_KUBECONFIG_H_
@@ -19,8 +21,9 @@ namespace kdp::manager::resourceapi {
 // generator fails.
 [[nodiscard]] absl::StatusOr<std::string> GenerateBearerToken();
 
-// The kubeconfig text for `server` ("http://127.0.0.1:8080") and `token`.
-std::string KubeconfigYaml(const std::string& server, const std::string& token);
+// The kubeconfig text for `server` ("https://127.0.0.1:8443"), the PEM CA `ca_pem` and `token`.
+std::string KubeconfigYaml(const std::string& server, const std::string& ca_pem,
+                           const std::string& token);
 
 // What a previous manager on this kubelet root wrote: the port of its server and its token. A
 // restarted manager serves on them again (when the port is free), so drivers that read the
@@ -35,11 +38,17 @@ std::optional<KubeconfigCredentials> ReadKubeconfigCredentials(const std::string
 // The kubeconfig path for a kubelet root directory: `<kubelet_root>/kdp/kubeconfig`.
 std::string KubeconfigPath(const std::string& kubelet_root);
 
-// Creates `<kubelet_root>/kdp` (mode 0700, tightened if it exists) and durably replaces
-// `<kubelet_root>/kdp/kubeconfig` (mode 0600) with KubeconfigYaml("http://127.0.0.1:<port>",
-// token). Returns the file's path. Errors name the path: NOT_FOUND when kubelet_root does not
-// exist, PERMISSION_DENIED, RESOURCE_EXHAUSTED for a full disk, INTERNAL otherwise.
+// Creates `<kubelet_root>/kdp`, where the token, the kubeconfig and the TLS keys live, with mode
+// 0700 (tightened if it exists with a wider one). Returns its path. Errors name the path:
+// NOT_FOUND when kubelet_root does not exist, PERMISSION_DENIED, INTERNAL otherwise.
+[[nodiscard]] absl::StatusOr<std::string> EnsureCredentialsDirectory(
+    const std::string& kubelet_root);
+
+// EnsureCredentialsDirectory, then durably replaces `<kubelet_root>/kdp/kubeconfig` (mode 0600)
+// with KubeconfigYaml("https://127.0.0.1:<port>", ca_pem, token). Returns the file's path.
+// Errors name the path: as above, and RESOURCE_EXHAUSTED for a full disk.
 [[nodiscard]] absl::StatusOr<std::string> WriteKubeconfig(const std::string& kubelet_root, int port,
+                                                          const std::string& ca_pem,
                                                           const std::string& token);
 
 }  // namespace kdp::manager::resourceapi

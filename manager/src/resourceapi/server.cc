@@ -1,6 +1,10 @@
 #include "manager/src/resourceapi/server.h"
 
 #include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <sys/socket.h>
 
 #include <map>
@@ -18,12 +22,27 @@
 #include "manager/src/resourceapi/api_errors.h"
 #include "manager/src/resourceapi/conversion.h"
 #include "manager/src/resourceapi/discovery.h"
+#include "manager/src/resourceapi/openapi.h"
+#include "manager/src/resourceapi/patch.h"
 #include "manager/src/resourceapi/protobuf_codec.h"
 #include "manager/src/resourceapi/request_options.h"
 #include "manager/src/resourceapi/selectors.h"
+#include "manager/src/resourceapi/table.h"
 #include "manager/src/resourceapi/watch.h"
 
 namespace kdp::manager::resourceapi {
+
+struct TlsIdentity {
+  struct X509Free {
+    void operator()(X509* x) const { X509_free(x); }
+  };
+  struct KeyFree {
+    void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
+  };
+  std::unique_ptr<X509, X509Free> cert;
+  std::unique_ptr<EVP_PKEY, KeyFree> key;
+  std::unique_ptr<X509, X509Free> ca;
+};
 
 // A request for an object or a collection, resolved from the URL.
 struct Route {
@@ -32,6 +51,11 @@ struct Route {
   std::string namespace_;  // from /namespaces/<ns>/; empty otherwise
   std::string name;        // empty: the collection
   bool status = false;     // the /status subresource
+  bool log = false;        // a Pod's /log subresource
+  // A GET's answer as a meta.k8s.io Table of this version (kubectl's `as=Table` Accept) instead
+  // of the object or list; nullopt: the object or list itself.
+  std::optional<std::string> table_version = std::nullopt;
+  TableOptions::IncludeObject include_object = TableOptions::IncludeObject::kMetadata;
 };
 
 namespace {
@@ -41,11 +65,91 @@ using Json = nlohmann::json;
 constexpr char kJson[] = "application/json";
 constexpr char kWatchContentType[] = "application/json;stream=watch";
 
+// The certificate, key and CA of `tls`, each null when it does not parse.
+TlsIdentity ParsePems(const ServingCertificates& tls) {
+  TlsIdentity identity;
+  auto read = [](const std::string& pem, auto reader) {
+    BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+    auto* out = bio == nullptr ? nullptr : reader(bio);
+    BIO_free(bio);
+    return out;
+  };
+  identity.cert.reset(
+      read(tls.cert_pem, [](BIO* b) { return PEM_read_bio_X509(b, nullptr, nullptr, nullptr); }));
+  identity.key.reset(read(
+      tls.key_pem, [](BIO* b) { return PEM_read_bio_PrivateKey(b, nullptr, nullptr, nullptr); }));
+  identity.ca.reset(
+      read(tls.ca_pem, [](BIO* b) { return PEM_read_bio_X509(b, nullptr, nullptr, nullptr); }));
+  return identity;
+}
+
+// Client certificates signed by `ca` verify from now on, and the handshake names it among the
+// acceptable issuers. X509_STORE is locked internally; a CA added twice is refused harmlessly.
+void TrustClientCa(SSL_CTX* context, X509* ca) {
+  X509_STORE_add_cert(SSL_CTX_get_cert_store(context), ca);
+  SSL_CTX_add_client_CA(context, ca);
+  ERR_clear_error();
+}
+
+absl::StatusOr<std::shared_ptr<const TlsIdentity>> ParseIdentity(const ServingCertificates& tls) {
+  auto identity = std::make_shared<TlsIdentity>(ParsePems(tls));
+  std::string problem;
+  if (identity->cert == nullptr) {
+    problem = "the serving certificate is not a PEM certificate";
+  } else if (identity->key == nullptr) {
+    problem = "the serving key is not a PEM private key";
+  } else if (identity->ca == nullptr) {
+    problem = "the CA is not a PEM certificate";
+  } else if (X509_check_private_key(identity->cert.get(), identity->key.get()) != 1) {
+    problem = "the serving key does not match the serving certificate";
+  }
+  ERR_clear_error();
+  if (!problem.empty()) return absl::InvalidArgumentError("resource API server: " + problem);
+  return std::shared_ptr<const TlsIdentity>(std::move(identity));
+}
+
 // What a path names: a discovery document, an object route, or nothing (404).
 struct Resolved {
   std::optional<Json> document;
   std::optional<Route> route;
 };
+
+// The object route of `parts[i...]` (after /api/v1 or /apis/<group>/<version>): [namespaces/<ns>/]
+// <resource>[/<name>[/status]]; nullopt when the path names nothing served. `core` selects the
+// core group's kinds, else resource.k8s.io's.
+std::optional<Route> ResolveObject(const std::vector<std::string>& parts, size_t i,
+                                   const std::string& version, bool core) {
+  Route route;
+  route.version = version;
+  // /api/v1/namespaces/<name>[/status] is the Namespace itself, not a namespace prefix.
+  if (parts[i] == "namespaces" && parts.size() >= i + 3 &&
+      !(parts.size() == i + 3 && parts[i + 2] == "status")) {
+    route.namespace_ = parts[i + 1];
+    i += 2;
+  }
+  std::optional<Kind> kind = core ? CoreKindForResource(parts[i]) : KindForResource(parts[i]);
+  if (!kind) return std::nullopt;
+  route.kind = *kind;
+  const KindInfo& info = InfoOf(*kind);
+  // A namespaced kind is served under /namespaces/<ns>/ and, for lists, across all namespaces;
+  // a cluster-scoped kind never under a namespace.
+  if (!route.namespace_.empty() && !info.namespaced) return std::nullopt;
+  const size_t rest = parts.size() - i - 1;  // segments after the resource
+  if (rest >= 1) {
+    if (info.namespaced && route.namespace_.empty()) return std::nullopt;
+    route.name = parts[i + 1];
+  }
+  if (rest == 2) {
+    if (route.kind == Kind::kPod && parts[i + 2] == "log") {
+      route.log = true;
+      return route;
+    }
+    if (parts[i + 2] != "status" || !info.has_status) return std::nullopt;
+    route.status = true;
+  }
+  if (rest > 2) return std::nullopt;
+  return route;
+}
 
 Resolved Resolve(const std::string& path, const std::string& kubernetes_version) {
   std::vector<std::string> parts = absl::StrSplit(path, '/', absl::SkipEmpty());
@@ -57,13 +161,7 @@ Resolved Resolve(const std::string& path, const std::string& kubernetes_version)
   if (!parts.empty() && parts[0] == "api") {
     if (parts.size() == 1) r.document = CoreApiVersions();
     if (parts.size() == 2 && parts[1] == "v1") r.document = CoreApiResourceList();
-    if (parts.size() >= 3 && parts.size() <= 4 && parts[1] == "v1" && parts[2] == "nodes") {
-      r.route = Route{.kind = Kind::kNode,
-                      .version = "v1",
-                      .namespace_ = "",
-                      .name = parts.size() == 4 ? parts[3] : "",
-                      .status = false};
-    }
+    if (parts.size() >= 3 && parts[1] == "v1") r.route = ResolveObject(parts, 2, "v1", true);
     return r;
   }
   if (parts.empty() || parts[0] != "apis") return r;
@@ -81,34 +179,9 @@ Resolved Resolve(const std::string& path, const std::string& kubernetes_version)
     r.document = ApiResourceList(parts[2]);
     return r;
   }
-  Route route;
-  route.version = parts[2];
-  size_t i = 3;
-  if (parts[i] == "namespaces" && parts.size() >= 6) {
-    route.namespace_ = parts[4];
-    i = 5;
-  }
-  std::optional<Kind> kind = KindForResource(parts[i]);
-  if (!kind) return r;
-  route.kind = *kind;
-  const KindInfo& info = InfoOf(*kind);
-  // A namespaced kind is served under /namespaces/<ns>/ and, for lists, across all namespaces;
-  // a cluster-scoped kind never under a namespace.
-  if (!route.namespace_.empty() && !info.namespaced) return r;
-  const size_t rest = parts.size() - i - 1;  // segments after the resource
-  if (rest >= 1) {
-    if (info.namespaced && route.namespace_.empty()) return r;
-    route.name = parts[i + 1];
-  }
-  if (rest == 2) {
-    if (parts[i + 2] != "status" || !info.has_status) return r;
-    route.status = true;
-  }
-  if (rest > 2) return r;
-  r.route = route;
+  r.route = ResolveObject(parts, 3, parts[2], false);
   return r;
 }
-
 void Reply(httplib::Response& response, int code, const Json& body) {
   response.status = code;
   response.set_content(body.dump(), kJson);
@@ -124,22 +197,29 @@ Json Outgoing(const Route& route, Json object) {
   return FromV1(route.kind, route.version, std::move(object));
 }
 
-// The list object of `list.items[begin, end)`; `continue_token` non-empty when more follow.
+// The list object of `list.items[begin, end)`; `continue_token` non-empty when more follow. A Table
+// of them when the route asks for one.
 Json ListObject(const Route& route, const ListResult& list, size_t begin, size_t end,
                 const std::string& continue_token = "") {
   const KindInfo& info = InfoOf(route.kind);
-  Json items = Json::array();
-  for (size_t i = begin; i < end; ++i) {
-    Json out = Outgoing(route, list.items[i]);
-    // The API server writes list items without their TypeMeta.
-    out.erase("apiVersion");
-    out.erase("kind");
-    items.push_back(std::move(out));
-  }
   Json meta = {{"resourceVersion", std::to_string(list.resource_version)}};
   if (!continue_token.empty()) {
     meta["continue"] = continue_token;
     meta["remainingItemCount"] = list.items.size() - end;
+  }
+  std::vector<Json> objects;
+  objects.reserve(end - begin);
+  for (size_t i = begin; i < end; ++i) objects.push_back(Outgoing(route, list.items[i]));
+  if (route.table_version) {
+    return ToTable(info.resource, objects, meta, *route.table_version,
+                   {.include_object = route.include_object, .now = absl::Now()});
+  }
+  Json items = Json::array();
+  for (Json& out : objects) {
+    // The API server writes list items without their TypeMeta.
+    out.erase("apiVersion");
+    out.erase("kind");
+    items.push_back(std::move(out));
   }
   return {{"kind", info.list_kind},
           {"apiVersion", ApiVersion(info, route.version)},
@@ -255,7 +335,29 @@ absl::StatusOr<Json> Incoming(const httplib::Request& request, const Route& rout
 }  // namespace
 
 ResourceApiServer::ResourceApiServer(ObjectStore* store, ResourceApiServerOptions options)
-    : store_(store), options_(std::move(options)), http_(std::make_unique<httplib::Server>()) {
+    : store_(store),
+      options_(std::move(options)),
+      http_(std::make_unique<httplib::SSLServer>([this](SSL_CTX& context) {
+        // TLS 1.2 at least, as kube-apiserver's default; the certificate is chosen per
+        // handshake (SelectCertificate), so a renewed one is served without a restart. A client
+        // certificate is asked for but not required (Go's VerifyClientCertIfGiven, what
+        // kube-apiserver does): one that does not verify against the CA ends the handshake.
+        SSL_CTX_set_min_proto_version(&context, TLS1_2_VERSION);
+        SSL_CTX_set_options(&context, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION);
+        SSL_CTX_set_cert_cb(&context, &ResourceApiServer::SelectCertificate, this);
+        SSL_CTX_set_verify(&context, SSL_VERIFY_PEER, nullptr);
+        return true;
+      })) {
+  absl::StatusOr<std::shared_ptr<const TlsIdentity>> identity = ParseIdentity(options_.tls);
+  {
+    absl::MutexLock lock(&tls_mu_);
+    if (identity.ok()) {
+      identity_ = *identity;
+    } else {
+      identity_status_ = identity.status();
+    }
+  }
+  if (identity.ok()) TrustClientCa(http_->ssl_context(), (*identity)->ca.get());
   const int threads = options_.threads;
   http_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   // httplib's default sets SO_REUSEPORT, which would let a second process bind the same port and
@@ -286,6 +388,13 @@ absl::Status ResourceApiServer::Start() {
   if (options_.token.empty()) {
     return absl::InvalidArgumentError("resource API server: a bearer token is required");
   }
+  {
+    absl::MutexLock lock(&tls_mu_);
+    if (!identity_status_.ok()) return identity_status_;
+  }
+  if (!http_->is_valid()) {
+    return absl::InternalError("resource API server: the TLS context could not be set up");
+  }
   absl::MutexLock lock(&mu_);
   if (started_ || stopped_) {
     return absl::FailedPreconditionError("resource API server: already started");
@@ -308,7 +417,7 @@ absl::Status ResourceApiServer::Start() {
   const absl::Time deadline = absl::Now() + absl::Seconds(10);
   while (!http_->is_running() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(1));
   KDP_LOG_INFO("Local resource API listening", "address",
-               absl::StrCat("http://", options_.host, ":", port));
+               absl::StrCat("https://", options_.host, ":", port));
   return absl::OkStatus();
 }
 
@@ -338,7 +447,49 @@ int ResourceApiServer::port() const {
 }
 
 std::string ResourceApiServer::url() const {
-  return absl::StrCat("http://", options_.host, ":", port());
+  return absl::StrCat("https://", options_.host, ":", port());
+}
+
+absl::Status ResourceApiServer::SetServingCertificates(const ServingCertificates& tls) {
+  absl::StatusOr<std::shared_ptr<const TlsIdentity>> identity = ParseIdentity(tls);
+  if (!identity.ok()) return identity.status();
+  TrustClientCa(http_->ssl_context(), (*identity)->ca.get());
+  absl::MutexLock lock(&tls_mu_);
+  identity_ = *std::move(identity);
+  identity_status_ = absl::OkStatus();
+  return absl::OkStatus();
+}
+
+std::shared_ptr<const TlsIdentity> ResourceApiServer::Identity() const {
+  absl::MutexLock lock(&tls_mu_);
+  return identity_;
+}
+
+int ResourceApiServer::SelectCertificate(SSL* ssl, void* server) {
+  std::shared_ptr<const TlsIdentity> identity =
+      static_cast<const ResourceApiServer*>(server)->Identity();
+  if (identity == nullptr) return 0;  // fails the handshake
+  // Both take their own reference: the identity may be replaced during the handshake.
+  if (SSL_use_certificate(ssl, identity->cert.get()) != 1 ||
+      SSL_use_PrivateKey(ssl, identity->key.get()) != 1) {
+    return 0;
+  }
+  return 1;
+}
+
+bool ResourceApiServer::Authenticated(const httplib::Request& request) const {
+  const std::string expected = "Bearer " + options_.token;
+  const std::string given = request.get_header_value("Authorization");
+  if (given.size() == expected.size() &&
+      CRYPTO_memcmp(given.data(), expected.data(), expected.size()) == 0) {
+    return true;
+  }
+  // No (right) token: a client certificate the handshake verified against the CA.
+  if (request.ssl == nullptr) return false;
+  X509* peer = SSL_get1_peer_certificate(request.ssl);
+  const bool verified = peer != nullptr && SSL_get_verify_result(request.ssl) == X509_V_OK;
+  X509_free(peer);
+  return verified;
 }
 
 void ResourceApiServer::ServeList(const Route& route, const ListWatchOptions& options,
@@ -466,11 +617,18 @@ int ResourceApiServer::active_watches() const {
 }
 
 void ResourceApiServer::Handle(const httplib::Request& request, httplib::Response& response) {
-  const std::string expected = "Bearer " + options_.token;
-  const std::string given = request.get_header_value("Authorization");
-  if (given.size() != expected.size() ||
-      CRYPTO_memcmp(given.data(), expected.data(), expected.size()) != 0) {
+  if (!Authenticated(request)) {
     Reply(response, 401, StatusObject(401, "Unauthorized", "Unauthorized"));
+    return;
+  }
+  if (std::optional<OpenApiAnswer> openapi =
+          ServeOpenApi(request.path, request.get_header_value("Accept"))) {
+    if (request.method != "GET") {
+      return ReplyError(response, absl::UnimplementedError("the server does not allow this "
+                                                           "method on the requested resource"));
+    }
+    response.status = openapi->code;
+    response.set_content(openapi->body, openapi->content_type.c_str());
     return;
   }
   Resolved resolved = Resolve(request.path, options_.kubernetes_version);
@@ -487,18 +645,41 @@ void ResourceApiServer::Handle(const httplib::Request& request, httplib::Respons
     ReplyError(response, UnknownResourceError());
     return;
   }
-  const Route& route = *resolved.route;
+  Route& route = *resolved.route;
   const KindInfo& info = InfoOf(route.kind);
+  if (route.log) {
+    // kubectl logs: there is no container runtime, so no container has ever written a line.
+    absl::StatusOr<Json> pod = store_->Get(route.kind, route.namespace_, route.name);
+    if (!pod.ok()) return ReplyError(response, pod.status());
+    return ReplyError(response, BadRequestError(absl::StrCat(
+                                    "pod \"", route.name,
+                                    "\" has no logs: kdp-manager runs no containers (its devices, "
+                                    "environment and CDI device IDs are in kdpctl get pods)")));
+  }
   const std::string& method = request.method;
   const bool collection = route.name.empty();
 
   if (method == "GET") {
     std::map<std::string, std::string> params = QueryParams(request);
+    route.table_version = TableVersionFromAccept(request.get_header_value("Accept"));
+    if (route.table_version) {
+      absl::StatusOr<TableOptions::IncludeObject> include =
+          ParseIncludeObject(params.contains("includeObject") ? params["includeObject"] : "");
+      if (!include.ok()) return ReplyError(response, include.status());
+      route.include_object = *include;
+    }
     const auto watch = params.find("watch");
     if (!collection && (watch == params.end() || !QueryBool(watch->second))) {
       absl::StatusOr<Json> object = store_->Get(route.kind, route.namespace_, route.name);
       if (!object.ok()) return ReplyError(response, object.status());
-      return Reply(response, 200, Outgoing(route, *std::move(object)));
+      Json out = Outgoing(route, *std::move(object));
+      if (route.table_version) {
+        // The API server's single-object Table carries the object's resourceVersion.
+        Json meta = {{"resourceVersion", out["metadata"].value("resourceVersion", "")}};
+        out = ToTable(info.resource, {std::move(out)}, meta, *route.table_version,
+                      {.include_object = route.include_object, .now = absl::Now()});
+      }
+      return Reply(response, 200, out);
     }
     if (!collection) {
       // GET <object>?watch=true: the API server watches the collection with the name as a
@@ -511,7 +692,10 @@ void ResourceApiServer::Handle(const httplib::Request& request, httplib::Respons
     if (options->watch) return ServeWatch(route, *std::move(options), response);
     return ServeList(route, *options, response);
   }
-  if (route.kind == Kind::kNode) return ReplyError(response, MethodNotAllowedError(info, method));
+  // The Node and its Pods are the manager's to write (node status, admission): read-only here.
+  if (route.kind == Kind::kNode || route.kind == Kind::kPod) {
+    return ReplyError(response, MethodNotAllowedError(info, absl::AsciiStrToLower(method)));
+  }
 
   if (method == "POST") {
     if (!collection || (info.namespaced && route.namespace_.empty())) {
@@ -577,7 +761,64 @@ void ResourceApiServer::Handle(const httplib::Request& request, httplib::Respons
                     {"kind", info.resource},
                     {"uid", meta.value("uid", "")}}}});
   }
-  ReplyError(response, MethodNotAllowedError(info, method == "PATCH" ? "patch" : method));
+  if (method == "PATCH") {
+    if (collection) return ReplyError(response, MethodNotAllowedError(info, "patch"));
+    return ServePatch(request, route, response);
+  }
+  ReplyError(response, MethodNotAllowedError(info, method));
+}
+
+void ResourceApiServer::ServePatch(const httplib::Request& request, const Route& route,
+                                   httplib::Response& response) {
+  const KindInfo& info = InfoOf(route.kind);
+  std::string content_type = request.get_header_value("Content-Type");
+  std::optional<PatchType> type = PatchTypeFromContentType(content_type);
+  if (!type) {
+    return ReplyError(response,
+                      UnsupportedMediaTypeError(content_type, UnsupportedPatchMediaTypeMessage()));
+  }
+  if (*type == PatchType::kApplyPatch) {
+    // kubectl prints "Server-side apply not available on the server: (<message>)" for a 415.
+    return ReplyError(response,
+                      UnsupportedMediaTypeError(
+                          content_type,
+                          "server-side apply is not supported by kdp-manager's local API; use "
+                          "kubectl apply without --server-side (client-side apply)"));
+  }
+  const StrategicMergeSchema& schema = route.kind == Kind::kPod             ? PodSchema()
+                                       : route.kind == Kind::kNamespace     ? NamespaceSchema()
+                                       : route.kind == Kind::kEvent         ? EventSchema()
+                                       : route.kind == Kind::kResourceClaim ? ResourceClaimSchema()
+                                                                            : GenericSchema();
+  // The API server applies a patch to the latest object and retries when a write raced it.
+  for (int attempt = 0;; ++attempt) {
+    absl::StatusOr<Json> stored = store_->Get(route.kind, route.namespace_, route.name);
+    if (!stored.ok()) return ReplyError(response, stored.status());
+    const Json current = Outgoing(route, *stored);
+    absl::StatusOr<Json> patched = ApplyPatch(current, request.body, *type, schema);
+    if (!patched.ok())
+      return ReplyError(response, BadRequestError(std::string(patched.status().message())));
+    if (!patched->is_object() || patched->value("kind", "") != info.name ||
+        patched->value("apiVersion", "") != ApiVersion(info, route.version)) {
+      return ReplyError(response,
+                        BadRequestError("a patch may not change the object's kind or apiVersion"));
+    }
+    Json& meta = (*patched)["metadata"];
+    if (!meta.is_object() || meta.value("name", "") != route.name ||
+        (info.namespaced && meta.value("namespace", "") != route.namespace_)) {
+      return ReplyError(response,
+                        BadRequestError("a patch may not change the object's name or namespace"));
+    }
+    // A resourceVersion the patch itself set is a precondition; otherwise the one read.
+    const bool precondition =
+        meta.value("resourceVersion", "") != current["metadata"].value("resourceVersion", "");
+    Json v1 = ToV1(route.kind, route.version, *std::move(patched));
+    absl::StatusOr<Json> updated = route.status ? store_->UpdateStatus(route.kind, std::move(v1))
+                                                : store_->Update(route.kind, std::move(v1));
+    if (absl::IsAborted(updated.status()) && !precondition && attempt < 5) continue;
+    if (!updated.ok()) return ReplyError(response, updated.status());
+    return Reply(response, 200, Outgoing(route, *std::move(updated)));
+  }
 }
 
 }  // namespace kdp::manager::resourceapi

@@ -18,6 +18,16 @@ namespace {
 
 using Json = nlohmann::json;
 
+// The namespaces every cluster has (the API server's system namespaces controller makes them).
+constexpr const char* kSystemNamespaces[] = {"default", "kube-system", "kube-public",
+                                             "kube-node-lease"};
+
+// Kinds kept in Snapshot/Restore: not the Node (made at start), not Pods (the manager writes
+// them from its pod store) and not Events (short-lived, as the API server's 1-hour TTL).
+bool IsPersisted(Kind kind) {
+  return kind != Kind::kNode && kind != Kind::kPod && kind != Kind::kEvent;
+}
+
 // k8s.io/apimachinery/pkg/util/rand: consonants and digits only, so no words are formed.
 constexpr char kNameAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
 constexpr size_t kGeneratedSuffixLength = 5;
@@ -122,6 +132,24 @@ ObjectStore::ObjectStore(StoreOptions options)
                                      {"message", "kdp-manager is posting ready status"}}})}}}};
   absl::MutexLock lock(&mu_);
   CommitLocked(Kind::kNode, {"", node_name_}, std::move(node), WatchEvent::Type::kAdded);
+  EnsureSystemNamespacesLocked();
+}
+
+void ObjectStore::EnsureSystemNamespacesLocked() {
+  for (const char* name : kSystemNamespaces) {
+    const Key key{"", name};
+    if (objects_[static_cast<size_t>(Kind::kNamespace)].contains(key)) continue;
+    Json ns = {{"apiVersion", "v1"},
+               {"kind", "Namespace"},
+               {"metadata",
+                {{"name", name},
+                 {"uid", RandomUuid()},
+                 {"creationTimestamp", NowRfc3339()},
+                 {"labels", {{"kubernetes.io/metadata.name", name}}}}},
+               {"spec", {{"finalizers", Json::array({"kubernetes"})}}},
+               {"status", {{"phase", "Active"}}}};
+    CommitLocked(Kind::kNamespace, key, std::move(ns), WatchEvent::Type::kAdded);
+  }
 }
 
 std::string ObjectStore::NowRfc3339() const {
@@ -166,6 +194,14 @@ void ObjectStore::CommitLocked(Kind kind, const Key& key, Json object, WatchEven
 }
 
 absl::StatusOr<Json> ObjectStore::Create(Kind kind, Json object) {
+  return CreateImpl(kind, std::move(object), /*keep_uid=*/false);
+}
+
+absl::StatusOr<Json> ObjectStore::CreateKeepingUid(Kind kind, Json object) {
+  return CreateImpl(kind, std::move(object), /*keep_uid=*/true);
+}
+
+absl::StatusOr<Json> ObjectStore::CreateImpl(Kind kind, Json object, bool keep_uid) {
   const KindInfo& info = InfoOf(kind);
   if (kind == Kind::kNode) return MethodNotAllowedError(info, "create");
   if (!object.is_object()) return BadRequestError("the request body must be a JSON object");
@@ -181,7 +217,7 @@ absl::StatusOr<Json> ObjectStore::Create(Kind kind, Json object) {
   meta["creationTimestamp"] = NowRfc3339();
 
   absl::MutexLock lock(&mu_);
-  meta["uid"] = RandomUuid();
+  if (!keep_uid || MetaString(object, "uid").empty()) meta["uid"] = RandomUuid();
   const std::string generate = MetaString(object, "generateName");
   const bool generated = MetaString(object, "name").empty() && !generate.empty();
   Objects& objects = objects_[static_cast<size_t>(kind)];
@@ -266,6 +302,18 @@ absl::StatusOr<Json> ObjectStore::UpdateLocked(Kind kind, Json object, bool stat
   return objects[key];
 }
 
+bool ObjectStore::SetNodeStatus(const Json& status) {
+  absl::MutexLock lock(&mu_);
+  const Key key{"", node_name_};
+  Objects& nodes = objects_[static_cast<size_t>(Kind::kNode)];
+  auto it = nodes.find(key);
+  if (it == nodes.end() || it->second["status"] == status) return false;
+  Json node = it->second;
+  node["status"] = status;
+  CommitLocked(Kind::kNode, key, std::move(node), WatchEvent::Type::kModified);
+  return true;
+}
+
 absl::StatusOr<DeleteResult> ObjectStore::Delete(Kind kind, std::string_view namespace_,
                                                  std::string_view name,
                                                  const Preconditions& preconditions) {
@@ -279,6 +327,14 @@ absl::StatusOr<DeleteResult> ObjectStore::DeleteLocked(Kind kind, const Key& key
                                                        const Preconditions& preconditions) {
   const KindInfo& info = InfoOf(kind);
   if (kind == Kind::kNode) return MethodNotAllowedError(info, "delete");
+  if (kind == Kind::kNamespace) {
+    for (const char* name : kSystemNamespaces) {
+      // The NamespaceLifecycle admission plugin's immortal namespaces (kube-node-lease is not).
+      if (key.second == name && key.second != "kube-node-lease") {
+        return ForbiddenError(info, key.second, "this namespace may not be deleted");
+      }
+    }
+  }
   Objects& objects = objects_[static_cast<size_t>(kind)];
   auto it = objects.find(key);
   if (it == objects.end()) return NotFoundError(info, key.second);
@@ -381,7 +437,7 @@ Json ObjectStore::Snapshot() const {
   absl::MutexLock lock(&mu_);
   Json objects = Json::array();
   for (const KindInfo& info : AllKinds()) {
-    if (info.kind == Kind::kNode) continue;
+    if (!IsPersisted(info.kind)) continue;
     for (const auto& [key, object] : objects_[static_cast<size_t>(info.kind)]) {
       objects.push_back(object);
     }
@@ -402,7 +458,7 @@ absl::Status ObjectStore::Restore(const Json& snapshot) {
     return absl::InvalidArgumentError(
         absl::StrCat("resource API snapshot: resourceVersion \"", rv_text, "\" is not a number"));
   }
-  std::array<Objects, 5> restored;
+  std::array<Objects, kKindCount> restored;
   for (size_t i = 0; i < snapshot["objects"].size(); ++i) {
     const Json& object = snapshot["objects"][i];
     std::optional<Kind> kind;
@@ -413,7 +469,7 @@ absl::Status ObjectStore::Restore(const Json& snapshot) {
       if (kind != object.end() && kind->is_string()) kind_name = kind->get<std::string>();
     }
     for (const KindInfo& info : AllKinds()) {
-      if (kind_name == info.name && info.kind != Kind::kNode) kind = info.kind;
+      if (kind_name == info.name && IsPersisted(info.kind)) kind = info.kind;
     }
     if (!kind) {
       return absl::InvalidArgumentError(absl::StrCat("resource API snapshot: objects[", i,
@@ -428,10 +484,12 @@ absl::Status ObjectStore::Restore(const Json& snapshot) {
   }
   absl::MutexLock lock(&mu_);
   for (const KindInfo& info : AllKinds()) {
-    if (info.kind == Kind::kNode) continue;
+    if (!IsPersisted(info.kind)) continue;
     objects_[static_cast<size_t>(info.kind)] = std::move(restored[static_cast<size_t>(info.kind)]);
   }
   resource_version_ = std::max(resource_version_, rv);
+  // A snapshot from before namespaces were served has none.
+  EnsureSystemNamespacesLocked();
   events_.clear();
   log_start_ = resource_version_;
   return absl::OkStatus();

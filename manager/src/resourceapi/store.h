@@ -108,6 +108,10 @@ class ObjectStore {
   // MethodNotAllowed for Node.
   [[nodiscard]] absl::StatusOr<nlohmann::json> Create(Kind kind, nlohmann::json object)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // Create, keeping metadata.uid when the object has one: for the objects whose identity the
+  // manager owns (a Pod's UID is the one its admission and checkpoints use).
+  [[nodiscard]] absl::StatusOr<nlohmann::json> CreateKeepingUid(Kind kind, nlohmann::json object)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // NotFound when absent.
   [[nodiscard]] absl::StatusOr<nlohmann::json> Get(Kind kind, std::string_view namespace_,
                                                    std::string_view name) const
@@ -158,6 +162,9 @@ class ObjectStore {
   // The Node's uid: a UUID (version 5 layout) derived from the node name, so it is the same on
   // every start of a manager for that node.
   const std::string& node_uid() const { return node_uid_; }
+  // Replaces the Node's status (what the kubelet's node status loop writes); a MODIFIED event
+  // only when it changed. Returns whether it did.
+  bool SetNodeStatus(const nlohmann::json& status) ABSL_LOCKS_EXCLUDED(mu_);
   // The slices bound to `node_name` (spec.nodeName), of `driver` when non-empty.
   [[nodiscard]] absl::StatusOr<std::vector<ResourceSlice>> ListSlices(
       std::string_view node_name, std::string_view driver = "") const;
@@ -181,7 +188,9 @@ class ObjectStore {
 
   // ---- Persistence seam ----
 
-  // Every object but the Node, and the resourceVersion counter:
+  // Every object but the Node, the Pods and the Events (the manager writes those again from its
+  // own state at start: pods from the pod store, events are short-lived), and the
+  // resourceVersion counter:
   // {"resourceVersion": "<n>", "objects": [<v1 object with apiVersion and kind>, ...]}.
   nlohmann::json Snapshot() const ABSL_LOCKS_EXCLUDED(mu_);
   // Replaces the store's objects (not the Node) with a Snapshot's and moves the counter to at
@@ -201,6 +210,8 @@ class ObjectStore {
   using Key = std::pair<std::string, std::string>;  // namespace, name
   using Objects = std::map<Key, nlohmann::json>;
 
+  absl::StatusOr<nlohmann::json> CreateImpl(Kind kind, nlohmann::json object, bool keep_uid)
+      ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<nlohmann::json> UpdateLocked(Kind kind, nlohmann::json object, bool status_only)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<DeleteResult> DeleteLocked(Kind kind, const Key& key,
@@ -216,6 +227,9 @@ class ObjectStore {
   void CommitLocked(Kind kind, const Key& key, nlohmann::json object, WatchEvent::Type type)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::string NowRfc3339() const;
+  // Creates default, kube-system, kube-public and kube-node-lease where they are missing, as
+  // the API server's system namespaces controller does.
+  void EnsureSystemNamespacesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::string RandomUuid() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::string node_name_;
@@ -226,7 +240,7 @@ class ObjectStore {
   mutable absl::Mutex durability_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   std::function<absl::Status()> durability_hook_ ABSL_GUARDED_BY(durability_mu_);
   mutable absl::Mutex mu_;
-  std::array<Objects, 5> objects_ ABSL_GUARDED_BY(mu_);  // indexed by Kind
+  std::array<Objects, kKindCount> objects_ ABSL_GUARDED_BY(mu_);  // indexed by Kind
   int64_t resource_version_ ABSL_GUARDED_BY(mu_) = 0;
   std::deque<WatchEvent> events_ ABSL_GUARDED_BY(mu_);
   // The newest resourceVersion that is NOT in events_ (events after it are all there).

@@ -26,10 +26,22 @@ bool SpecIsImmutable(Kind kind) {
   return kind == Kind::kResourceClaim || kind == Kind::kResourceClaimTemplate;
 }
 
+// Kinds whose status only the /status subresource writes (their strategies reset or keep it).
+bool StatusIsSubresourceOnly(Kind kind) {
+  return kind == Kind::kResourceClaim || kind == Kind::kPod || kind == Kind::kNamespace;
+}
+
 }  // namespace
 
 void PrepareForCreate(Kind kind, nlohmann::json* object) {
   if (kind == Kind::kResourceClaim) object->erase("status");
+  // podStrategy and namespaceStrategy.PrepareForCreate: a new Pod is Pending, a new Namespace
+  // Active with the "kubernetes" finalizer.
+  if (kind == Kind::kPod) (*object)["status"] = {{"phase", "Pending"}};
+  if (kind == Kind::kNamespace) {
+    (*object)["status"] = {{"phase", "Active"}};
+    (*object)["spec"] = {{"finalizers", Json::array({"kubernetes"})}};
+  }
   Json& meta = (*object)["metadata"];
   meta["generation"] = 1;
   meta.erase("deletionTimestamp");
@@ -48,7 +60,7 @@ void PrepareForUpdate(Kind kind, const nlohmann::json& old_object, nlohmann::jso
       meta.erase(key);
     }
   }
-  if (kind == Kind::kResourceClaim) {
+  if (StatusIsSubresourceOnly(kind)) {
     if (old_object.contains("status")) {
       (*object)["status"] = old_object["status"];
     } else {

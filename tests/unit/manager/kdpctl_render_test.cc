@@ -401,7 +401,7 @@ TEST(ApplyJson, OneObjectIsItselfSeveralAreAList) {
 TEST(DraStatusText, ListsDriversAndPreparedClaims) {
   dra_admin::NodeStatus status;
   status.set_node_name("node-a");
-  status.set_resource_api("http://127.0.0.1:4321");
+  status.set_resource_api("https://127.0.0.1:4321");
   status.set_kubeconfig("/root/kdp/kubeconfig");
   dra_admin::DraDriverStatus* driver = status.add_dra_drivers();
   driver->set_name("gpu.example.com");
@@ -422,7 +422,7 @@ TEST(DraStatusText, ListsDriversAndPreparedClaims) {
                   "gpu.example.com   /root/plugins/gpu.example.com/dra.sock   v1.DRAPlugin   yes"));
   EXPECT_THAT(text, ::testing::HasSubstr("default     c       u     default/p   yes        -"));
   EXPECT_THAT(text,
-              ::testing::HasSubstr("node node-a; resource API http://127.0.0.1:4321 (kubeconfig "
+              ::testing::HasSubstr("node node-a; resource API https://127.0.0.1:4321 (kubeconfig "
                                    "/root/kdp/kubeconfig)"));
 }
 

@@ -87,7 +87,7 @@ TEST_F(FileModes, KubeconfigIs0600InA0700Directory) {
   // Even when kdp/ existed with a wide mode (an older version, a hand-made directory).
   ASSERT_EQ(::mkdir(dir_.Path("kdp").c_str(), 0777), 0);
   absl::StatusOr<std::string> path =
-      manager::resourceapi::WriteKubeconfig(dir_.path(), 12345, std::string(64, 'a'));
+      manager::resourceapi::WriteKubeconfig(dir_.path(), 12345, "ca", std::string(64, 'a'));
   ASSERT_TRUE(path.ok()) << path.status();
   EXPECT_EQ(ModeOf(dir_.Path("kdp")), 0700u);
   EXPECT_EQ(ModeOf(*path), 0600u);

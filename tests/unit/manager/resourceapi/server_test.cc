@@ -1,20 +1,28 @@
 #include "manager/src/resourceapi/server.h"
 
+#include <stdlib.h>
+
+#include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 
+#include "common/durable_file.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
 #include "k8s/api/resource/v1/generated.pb.h"
 #include "k8s/api/resource/v1beta1/generated.pb.h"
 #include "tests/unit/manager/resourceapi/protobuf_body_builder.h"
+#include "tests/unit/manager/resourceapi/test_tls.h"
 
 namespace kdp::manager::resourceapi {
 namespace {
 
 using ::testing::HasSubstr;
 using Json = nlohmann::json;
+using testing::NewHttpsClient;
+using testing::TestCertificates;
 
 constexpr char kToken[] = "0123456789abcdef0123456789abcdef";
 constexpr char kV1[] = "/apis/resource.k8s.io/v1";
@@ -24,10 +32,11 @@ class ResourceApiServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     server_ = std::make_unique<ResourceApiServer>(
-        &store_, ResourceApiServerOptions{.token = kToken, .threads = 4});
+        &store_,
+        ResourceApiServerOptions{.token = kToken, .tls = TestCertificates(), .threads = 4});
     ASSERT_TRUE(server_->Start().ok());
     ASSERT_GT(server_->port(), 0);
-    client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
+    client_ = NewHttpsClient(server_->port());
     client_->set_bearer_token_auth(kToken);
   }
   void TearDown() override { server_->Stop(); }
@@ -82,18 +91,18 @@ Json V1beta1Claim(const std::string& name) {
 }
 
 TEST_F(ResourceApiServerTest, RejectsMissingOrWrongToken) {
-  httplib::Client anonymous("127.0.0.1", server_->port());
+  std::unique_ptr<httplib::Client> anonymous = NewHttpsClient(server_->port());
   for (const char* auth : {"", "Bearer wrong", "Basic abc"}) {
     httplib::Headers headers;
     if (*auth != '\0') headers.emplace("Authorization", auth);
-    auto r = anonymous.Get("/apis/resource.k8s.io/v1/resourceslices", headers);
+    auto r = anonymous->Get("/apis/resource.k8s.io/v1/resourceslices", headers);
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, 401) << auth;
     EXPECT_EQ(Json::parse(r->body),
               Json::parse(R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
                               "message":"Unauthorized","reason":"Unauthorized","code":401})"));
   }
-  auto r = anonymous.Get("/version");
+  auto r = anonymous->Get("/version");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 401);
 }
@@ -458,20 +467,305 @@ TEST(ResourceApiServer, StartStopLifecycle) {
   never_started.Stop();
   never_started.Stop();
 
-  ResourceApiServer no_token(&store, ResourceApiServerOptions{});
+  ResourceApiServer no_token(&store, ResourceApiServerOptions{.tls = TestCertificates()});
   EXPECT_EQ(no_token.Start().code(), absl::StatusCode::kInvalidArgument);
 
-  ResourceApiServer server(&store, ResourceApiServerOptions{.token = kToken});
+  ResourceApiServer server(&store,
+                           ResourceApiServerOptions{.token = kToken, .tls = TestCertificates()});
   ASSERT_TRUE(server.Start().ok());
   EXPECT_EQ(server.Start().code(), absl::StatusCode::kFailedPrecondition);
   const int port = server.port();
-  ResourceApiServer clash(&store, ResourceApiServerOptions{.port = port, .token = kToken});
+  ResourceApiServer clash(
+      &store, ResourceApiServerOptions{.port = port, .token = kToken, .tls = TestCertificates()});
   EXPECT_EQ(clash.Start().code(), absl::StatusCode::kUnavailable);
   std::thread other([&] { server.Stop(); });
   server.Stop();
   other.join();
-  httplib::Client client("127.0.0.1", port);
-  EXPECT_FALSE(client.Get("/version"));
+  EXPECT_FALSE(NewHttpsClient(port)->Get("/version"));
+}
+
+// There is no plain-HTTP listener and no server without a usable certificate: client-go sends
+// its token only over https, so a server a client could reach without TLS would be unusable.
+TEST(ResourceApiServer, RefusesToStartWithoutAUsableCertificate) {
+  ObjectStore store(StoreOptions{.node_name = "node-1"});
+  ResourceApiServer no_tls(&store, ResourceApiServerOptions{.token = kToken});
+  absl::Status started = no_tls.Start();
+  EXPECT_EQ(started.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(started.message(), HasSubstr("serving certificate"));
+
+  ServingCertificates mismatched = TestCertificates();
+  absl::StatusOr<ClientCertificate> other = IssueClientCertificate(
+      TestCertificates().ca_pem, TestCertificates().ca_pem /* not a key */, "x");
+  EXPECT_EQ(other.status().code(), absl::StatusCode::kInvalidArgument);
+  mismatched.key_pem = TestCertificates().key_pem;
+  mismatched.cert_pem = TestCertificates().ca_pem;  // the CA's certificate, not the key's
+  ResourceApiServer wrong_key(&store, ResourceApiServerOptions{.token = kToken, .tls = mismatched});
+  started = wrong_key.Start();
+  EXPECT_EQ(started.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(started.message(), HasSubstr("does not match"));
+}
+
+TEST_F(ResourceApiServerTest, SpeaksOnlyTls) {
+  // A plain-HTTP request on the port gets no HTTP answer (the bytes are not a TLS ClientHello).
+  httplib::Client plain(absl::StrCat("http://127.0.0.1:", server_->port()));
+  plain.set_bearer_token_auth(kToken);
+  plain.set_read_timeout(5, 0);
+  auto r = plain.Get("/version");
+  EXPECT_TRUE(!r || r->status != 200);
+  // A client that trusts another CA refuses the server, as client-go would.
+  absl::StatusOr<ServingCertificates> other_ca = [] {
+    std::string dir = (std::filesystem::temp_directory_path() / "kdp-other-ca-XXXXXX").string();
+    if (mkdtemp(dir.data()) == nullptr) return absl::StatusOr<ServingCertificates>();
+    absl::StatusOr<ServingCertificates> made = EnsureServingCertificates(dir);
+    std::filesystem::remove_all(dir);
+    return made;
+  }();
+  ASSERT_TRUE(other_ca.ok()) << other_ca.status();
+  std::unique_ptr<httplib::Client> distrustful = NewHttpsClient(server_->port(), other_ca->ca_pem);
+  distrustful->set_bearer_token_auth(kToken);
+  auto refused = distrustful->Get("/version");
+  EXPECT_FALSE(refused);
+  EXPECT_EQ(refused.error(), httplib::Error::SSLServerVerification);
+}
+
+// kube-apiserver's second way in: a client certificate the cluster CA signed, no token.
+TEST(ResourceApiServerClientCertificates, AcceptsOnlyThoseTheCaSigned) {
+  std::string dir = (std::filesystem::temp_directory_path() / "kdp-ca-XXXXXX").string();
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  absl::StatusOr<ServingCertificates> certificates = EnsureServingCertificates(dir);
+  ASSERT_TRUE(certificates.ok()) << certificates.status();
+  absl::StatusOr<std::string> ca_key = kdp::ReadFile(dir + "/ca.key");
+  ASSERT_TRUE(ca_key.ok());
+  std::filesystem::remove_all(dir);
+  ObjectStore store(StoreOptions{.node_name = "node-1"});
+  ResourceApiServer server(&store, ResourceApiServerOptions{.token = kToken, .tls = *certificates});
+  ASSERT_TRUE(server.Start().ok());
+
+  auto get_version = [&](const ClientCertificate* cert) {
+    auto parse_cert = [](const std::string& pem) {
+      BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+      X509* x = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
+      BIO_free(bio);
+      return x;
+    };
+    auto parse_key = [](const std::string& pem) {
+      BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+      EVP_PKEY* k = PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr);
+      BIO_free(bio);
+      return k;
+    };
+    X509* x = cert == nullptr ? nullptr : parse_cert(cert->cert_pem);
+    EVP_PKEY* k = cert == nullptr ? nullptr : parse_key(cert->key_pem);
+    httplib::SSLClient client("127.0.0.1", server.port(), x, k);
+    X509_free(x);
+    EVP_PKEY_free(k);
+    client.enable_server_certificate_verification(true);
+    client.set_ca_cert_store(testing::NewCaStore(certificates->ca_pem));
+    auto r = client.Get("/version");
+    return r ? r->status : 0;
+  };
+  absl::StatusOr<ClientCertificate> signed_by_ca =
+      IssueClientCertificate(certificates->ca_pem, *ca_key, "kdp-admin");
+  ASSERT_TRUE(signed_by_ca.ok()) << signed_by_ca.status();
+  EXPECT_EQ(get_version(&*signed_by_ca), 200);
+  EXPECT_EQ(get_version(nullptr), 401);  // neither token nor certificate
+  // A certificate of another CA ends the handshake: no answer at all.
+  std::string other_dir = (std::filesystem::temp_directory_path() / "kdp-ca-XXXXXX").string();
+  ASSERT_NE(mkdtemp(other_dir.data()), nullptr);
+  absl::StatusOr<ServingCertificates> other = EnsureServingCertificates(other_dir);
+  absl::StatusOr<std::string> other_key = kdp::ReadFile(other_dir + "/ca.key");
+  std::filesystem::remove_all(other_dir);
+  ASSERT_TRUE(other.ok() && other_key.ok());
+  absl::StatusOr<ClientCertificate> foreign =
+      IssueClientCertificate(other->ca_pem, *other_key, "intruder");
+  ASSERT_TRUE(foreign.ok());
+  EXPECT_EQ(get_version(&*foreign), 0);
+  server.Stop();
+}
+
+// A renewed certificate is served from the next handshake on, without a restart.
+TEST(ResourceApiServerRenewal, ServesTheNewCertificateFromTheNextHandshake) {
+  std::string dir = (std::filesystem::temp_directory_path() / "kdp-renew-XXXXXX").string();
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  absl::StatusOr<ServingCertificates> first = EnsureServingCertificates(dir);
+  ASSERT_TRUE(first.ok());
+  ObjectStore store(StoreOptions{.node_name = "node-1"});
+  ResourceApiServer server(&store, ResourceApiServerOptions{.token = kToken, .tls = *first});
+  ASSERT_TRUE(server.Start().ok());
+  // The next check a year on: the serving certificate expires within 30 days, the CA does not.
+  absl::StatusOr<ServingCertificates> renewed =
+      EnsureServingCertificates(dir, {.now = [] { return absl::Now() + absl::Hours(24 * 340); }});
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(renewed.ok());
+  ASSERT_TRUE(renewed->cert_created);
+  ASSERT_FALSE(renewed->ca_created);
+  ASSERT_TRUE(server.SetServingCertificates(*renewed).ok());
+  // The new certificate is valid from 340 days on: a client verifying it now refuses it, which
+  // shows it is the one served (the old one would verify).
+  std::unique_ptr<httplib::Client> client = NewHttpsClient(server.port(), first->ca_pem);
+  client->set_bearer_token_auth(kToken);
+  auto r = client->Get("/version");
+  EXPECT_FALSE(r);
+  EXPECT_EQ(r.error(), httplib::Error::SSLServerVerification);
+  // Back to the first: served again at once.
+  ASSERT_TRUE(server.SetServingCertificates(*first).ok());
+  auto again = NewHttpsClient(server.port(), first->ca_pem);
+  again->set_bearer_token_auth(kToken);
+  auto ok = again->Get("/version");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+  ServingCertificates broken = *first;
+  broken.key_pem = "not a key";
+  EXPECT_EQ(server.SetServingCertificates(broken).code(), absl::StatusCode::kInvalidArgument);
+  server.Stop();
+}
+
+}  // namespace
+}  // namespace kdp::manager::resourceapi
+
+namespace kdp::manager::resourceapi {
+namespace {
+
+class ResourceApiServerPatchTest : public ResourceApiServerTest {
+ protected:
+  std::pair<int, Json> Patch(const std::string& path, const std::string& body,
+                             const std::string& content_type) {
+    httplib::Result r = client_->Patch(path, body, content_type);
+    if (!r) return {0, nullptr};
+    return {r->status, Json::parse(r->body, nullptr, false)};
+  }
+};
+
+TEST_F(ResourceApiServerPatchTest, MergeJsonAndStrategicPatchesAsKubectlSendsThem) {
+  const std::string path = std::string(kV1) + "/deviceclasses/gpu.example.com";
+  ASSERT_EQ(Do("POST", std::string(kV1) + "/deviceclasses",
+               Json::parse(R"({"metadata": {"name": "gpu.example.com", "labels": {"a": "1"}},
+                               "spec": {"selectors": [{"cel": {"expression": "true"}}]}})"))
+                .first,
+            201);
+  // kubectl apply on a resource.k8s.io/v1 object: a JSON merge patch.
+  auto [code, patched] = Patch(
+      path,
+      R"({"metadata":{"labels":{"a":null,"b":"2"}},"spec":{"selectors":[{"cel":{"expression":"device.driver == \"gpu.example.com\""}}]}})",
+      "application/merge-patch+json");
+  ASSERT_EQ(code, 200) << patched.dump();
+  EXPECT_EQ(patched["metadata"]["labels"], Json::parse(R"({"b": "2"})"));
+  EXPECT_EQ(patched["spec"]["selectors"][0]["cel"]["expression"],
+            "device.driver == \"gpu.example.com\"");
+  EXPECT_EQ(Do("GET", path).second["metadata"]["labels"], Json::parse(R"({"b": "2"})"));
+  // kubectl patch --type=json.
+  std::tie(code, patched) =
+      Patch(path, R"([{"op": "add", "path": "/metadata/annotations", "value": {"x": "y"}}])",
+            "application/json-patch+json");
+  ASSERT_EQ(code, 200) << patched.dump();
+  EXPECT_EQ(patched["metadata"]["annotations"]["x"], "y");
+  // A failing test operation changes nothing.
+  std::tie(code, patched) =
+      Patch(path, R"([{"op": "test", "path": "/metadata/name", "value": "z"}])",
+            "application/json-patch+json");
+  EXPECT_EQ(code, 400);
+  // kubectl label on a core object: a strategic merge patch.
+  std::tie(code, patched) =
+      Patch("/api/v1/namespaces/default", R"({"metadata":{"labels":{"team":"ml"}}})",
+            "application/strategic-merge-patch+json");
+  ASSERT_EQ(code, 200) << patched.dump();
+  EXPECT_EQ(patched["metadata"]["labels"]["team"], "ml");
+  EXPECT_EQ(patched["metadata"]["labels"]["kubernetes.io/metadata.name"], "default");
+  // Through v1beta1 the patch applies to the v1beta1 form and is stored as v1.
+  std::tie(code, patched) =
+      Patch(std::string(kV1beta1) + "/deviceclasses/gpu.example.com",
+            R"({"metadata":{"labels":{"c":"3"}}})", "application/merge-patch+json");
+  ASSERT_EQ(code, 200) << patched.dump();
+  EXPECT_EQ(patched["apiVersion"], "resource.k8s.io/v1beta1");
+  EXPECT_EQ(Do("GET", path).second["metadata"]["labels"]["c"], "3");
+}
+
+TEST_F(ResourceApiServerPatchTest, RefusesWhatItCannotPatch) {
+  // Server-side apply: 415, which kubectl reports as "Server-side apply not available".
+  auto [code, body] =
+      Patch(std::string(kV1) + "/deviceclasses/x", "{}", "application/apply-patch+yaml");
+  EXPECT_EQ(code, 415);
+  EXPECT_EQ(body["reason"], "UnsupportedMediaType");
+  std::tie(code, body) = Patch(std::string(kV1) + "/deviceclasses/x", "{}", "text/plain");
+  EXPECT_EQ(code, 415);
+  EXPECT_THAT(body["message"].get<std::string>(), HasSubstr("application/merge-patch+json"));
+  std::tie(code, body) =
+      Patch(std::string(kV1) + "/deviceclasses/absent", "{}", "application/merge-patch+json");
+  EXPECT_EQ(code, 404);
+  // The Node is the manager's to write.
+  std::tie(code, body) =
+      Patch("/api/v1/nodes/node-1", "{}", "application/strategic-merge-patch+json");
+  EXPECT_EQ(code, 405);
+  // A patch may not rename the object.
+  ASSERT_EQ(
+      Do("POST", "/api/v1/namespaces", Json::parse(R"({"metadata": {"name": "team-a"}})")).first,
+      201);
+  std::tie(code, body) = Patch("/api/v1/namespaces/team-a", R"({"metadata":{"name":"team-b"}})",
+                               "application/merge-patch+json");
+  EXPECT_EQ(code, 400);
+}
+
+TEST_F(ResourceApiServerTest, ServesCoreNamespacesPodsAndEvents) {
+  // The system namespaces exist; default may not be deleted.
+  auto [code, list] = Do("GET", "/api/v1/namespaces");
+  ASSERT_EQ(code, 200);
+  std::vector<std::string> names;
+  for (const Json& ns : list["items"]) names.push_back(ns["metadata"]["name"]);
+  EXPECT_THAT(names,
+              ::testing::ElementsAre("default", "kube-node-lease", "kube-public", "kube-system"));
+  auto [deleted, status] = Do("DELETE", "/api/v1/namespaces/default");
+  EXPECT_EQ(deleted, 403);
+  EXPECT_EQ(status["message"],
+            "namespaces \"default\" is forbidden: this namespace may not be deleted");
+  // Pods are read-only here (the manager admits them).
+  auto [created, refused] =
+      Do("POST", "/api/v1/namespaces/default/pods", Json::parse(R"({"metadata": {"name": "p"}})"));
+  EXPECT_EQ(created, 405);
+  EXPECT_EQ(
+      Do("GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-1,status.phase!%3DFailed").first,
+      200);
+  // Events are written and selected by involvedObject.
+  ASSERT_EQ(Do("POST", "/api/v1/namespaces/default/events",
+               Json::parse(R"({"metadata": {"name": "e1"}, "reason": "Started",
+                               "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"}})"))
+                .first,
+            201);
+  auto [listed, events] =
+      Do("GET", "/api/v1/events?fieldSelector=involvedObject.name%3Dp,involvedObject.kind%3DPod");
+  ASSERT_EQ(listed, 200);
+  ASSERT_EQ(events["items"].size(), 1u);
+  EXPECT_EQ(events["items"][0]["reason"], "Started");
+  EXPECT_EQ(
+      Do("GET", "/api/v1/events?fieldSelector=involvedObject.name%3Dq").second["items"].size(), 0u);
+}
+
+TEST_F(ResourceApiServerTest, AnswersTablesToClientsThatAskForThem) {
+  httplib::Headers headers = {
+      {"Accept",
+       "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g="
+       "meta.k8s.io,application/json"}};
+  auto r = client_->Get("/api/v1/nodes", headers);
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200);
+  Json table = Json::parse(r->body);
+  EXPECT_EQ(table["kind"], "Table");
+  EXPECT_EQ(table["apiVersion"], "meta.k8s.io/v1");
+  std::vector<std::string> columns;
+  for (const Json& c : table["columnDefinitions"]) columns.push_back(c["name"]);
+  EXPECT_THAT(columns, ::testing::IsSupersetOf({"Name", "Status", "Roles", "Age", "Version"}));
+  ASSERT_EQ(table["rows"].size(), 1u);
+  EXPECT_EQ(table["rows"][0]["cells"][0], "node-1");
+  EXPECT_EQ(table["rows"][0]["object"]["kind"], "PartialObjectMetadata");
+  // A single object, and the plain object for a plain Accept.
+  r = client_->Get("/api/v1/nodes/node-1", headers);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(Json::parse(r->body)["kind"], "Table");
+  r = client_->Get("/api/v1/nodes/node-1", {{"Accept", "application/json"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(Json::parse(r->body)["kind"], "Node");
+  r = client_->Get("/api/v1/nodes?includeObject=Bogus", headers);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "httplib.h"
 #include "manager/src/resourceapi/server.h"
 #include "tests/testing/wait.h"
+#include "tests/unit/manager/resourceapi/test_tls.h"
 
 namespace kdp::manager::resourceapi {
 namespace {
@@ -43,12 +44,12 @@ Json Slice(const std::string& name, const std::string& driver = "gpu.example.com
 // A watch read on its own thread: the events it received, in order.
 class WatchClient {
  public:
-  WatchClient(int port, std::string path) : client_("127.0.0.1", port) {
-    client_.set_bearer_token_auth(kToken);
-    client_.set_read_timeout(60, 0);
+  WatchClient(int port, std::string path) : client_(testing::NewHttpsClient(port)) {
+    client_->set_bearer_token_auth(kToken);
+    client_->set_read_timeout(60, 0);
     thread_ = std::thread([this, path] {
       httplib::Result r =
-          client_.Get(path, httplib::Headers{}, [this](const char* data, size_t size) {
+          client_->Get(path, httplib::Headers{}, [this](const char* data, size_t size) {
             absl::MutexLock lock(&mu_);
             buffer_.append(data, size);
             size_t newline;
@@ -70,7 +71,7 @@ class WatchClient {
       absl::MutexLock lock(&mu_);
       cancel_ = true;
     }
-    client_.stop();
+    client_->stop();
     thread_.join();
   }
   std::vector<std::string> Summary() {
@@ -104,7 +105,7 @@ class WatchClient {
   }
 
  private:
-  httplib::Client client_;
+  std::unique_ptr<httplib::Client> client_;
   std::thread thread_;
   absl::Mutex mu_;
   std::string buffer_ ABSL_GUARDED_BY(mu_);
@@ -119,10 +120,11 @@ class ServerWatchTest : public ::testing::Test {
  protected:
   void StartServer(ResourceApiServerOptions options) {
     options.token = kToken;
+    options.tls = testing::TestCertificates();
     options.watch.future_resource_version_wait = absl::Milliseconds(50);
     server_ = std::make_unique<ResourceApiServer>(&store_, options);
     ASSERT_TRUE(server_->Start().ok());
-    client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
+    client_ = testing::NewHttpsClient(server_->port());
     client_->set_bearer_token_auth(kToken);
   }
   void SetUp() override { StartServer({.threads = 32}); }

@@ -360,7 +360,8 @@ TEST(ObjectStore, SnapshotAndRestore) {
   ASSERT_TRUE(store.Create(Kind::kResourceSlice, Slice("a", "node-1", "a.example.com")).ok());
   ASSERT_TRUE(store.Create(Kind::kResourceClaim, Claim("default", "c")).ok());
   Json snapshot = store.Snapshot();
-  EXPECT_EQ(snapshot["objects"].size(), 2u);
+  // The two, and the four system namespaces every store starts with.
+  EXPECT_EQ(snapshot["objects"].size(), 6u);
 
   ObjectStore restored = MakeStore();
   ASSERT_TRUE(restored.Restore(snapshot).ok());

@@ -1,0 +1,262 @@
+// The real clients are the judges: the kubectl binaries this machine image ships (1.27 … 1.33,
+// under /usr/lib/google-cloud-sdk/bin) and Debian's Python client (python3-kubernetes), unchanged,
+// against a running kdp-manager with nothing but the kubeconfig it wrote (https, its CA, its
+// token). The manager runs the example GPU plugin and the example DRA driver on the bundled
+// dual-socket fixture; a pod holding two GPUs is admitted with kdpctl.
+//
+// A version that is not installed is skipped with a message (scripts/deps does not install
+// kubectl: it comes with the image); the Python client is installed by scripts/deps.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/integration/dra_fixture.h"
+#include "tests/testing/subprocess.h"
+
+namespace kdp::testing {
+namespace {
+
+using ::testing::ContainsRegex;
+using ::testing::HasSubstr;
+
+constexpr char kKubectlDir[] = "/usr/lib/google-cloud-sdk/bin";
+
+// The installed kubectl versions among 1.27 … 1.33, as "1.NN"; only those listed in
+// $KDP_KUBECTL_VERSIONS ("1.27,1.33") when it is set (the ThreadSanitizer run takes two: the
+// manager's threads are what it checks, and every version drives the same server code).
+std::vector<std::string> InstalledKubectls() {
+  std::vector<std::string> versions;
+  const char* only = std::getenv("KDP_KUBECTL_VERSIONS");
+  const std::vector<std::string> wanted =
+      only == nullptr ? std::vector<std::string>{}
+                      : std::vector<std::string>(absl::StrSplit(only, ',', absl::SkipEmpty()));
+  for (int minor = 27; minor <= 33; ++minor) {
+    const std::string version = absl::StrCat("1.", minor);
+    if (only != nullptr && std::find(wanted.begin(), wanted.end(), version) == wanted.end()) {
+      continue;
+    }
+    if (::access(absl::StrCat(kKubectlDir, "/kubectl.", version).c_str(), X_OK) == 0) {
+      versions.push_back(version);
+    }
+  }
+  return versions;
+}
+
+class KubectlE2E : public DraE2ETest {
+ protected:
+  void SetUp() override {
+    versions_ = InstalledKubectls();
+    if (versions_.empty()) GTEST_SKIP() << "no kubectl under " << kKubectlDir;
+  }
+
+  std::string Kubeconfig() const { return Root() + "/kdp/kubeconfig"; }
+
+  // `kubectl.<version> --kubeconfig <the manager's> <args>`, with a discovery cache of its own.
+  CommandResult Kubectl(const std::string& version, std::vector<std::string> args,
+                        const std::string& kubeconfig = "") {
+    std::vector<std::string> argv = {absl::StrCat(kKubectlDir, "/kubectl.", version),
+                                     "--kubeconfig", kubeconfig.empty() ? Kubeconfig() : kubeconfig,
+                                     "--cache-dir", root_.Path("kube-cache-" + version)};
+    argv.insert(argv.end(), args.begin(), args.end());
+    absl::StatusOr<CommandResult> run =
+        RunCommand(argv, absl::Seconds(60), {{"HOME", Root()}, {"KUBECONFIG", ""}});
+    if (!run.ok()) return CommandResult{.exit_code = -1, .out = "", .err = run.status().ToString()};
+    return *run;
+  }
+
+  // The manager, both example drivers, and a pod with two GPUs of the device plugin.
+  void StartNode() {
+    ASSERT_NO_FATAL_FAILURE(StartAll());
+    ASSERT_NO_FATAL_FAILURE(StartGpuPlugin());
+    ASSERT_TRUE(WaitForAllocatable("example.com/gpu", 8)) << DriverLogs();
+    KdpctlResult applied =
+        Kdpctl({"apply", "-f", absl::StrCat(KDP_SOURCE_DIR, "/examples/pods/gpu-pod.yaml")});
+    ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err;
+  }
+
+  std::vector<std::string> versions_;
+};
+
+TEST_F(KubectlE2E, EveryVersionReadsTheNodeItsDevicesAndItsPods) {
+  ASSERT_NO_FATAL_FAILURE(StartNode());
+  const std::string pod = "trainer";  // examples/pods/gpu-pod.yaml
+  for (const std::string& version : versions_) {
+    SCOPED_TRACE("kubectl " + version);
+    CommandResult server = Kubectl(version, {"version", "-o", "json"});
+    ASSERT_EQ(server.exit_code, 0) << server.err;
+    EXPECT_THAT(server.out, HasSubstr("\"gitVersion\": \"v1.34.0\""));
+
+    // Server-side printing: the API server's columns, the node Ready.
+    CommandResult nodes = Kubectl(version, {"get", "nodes"});
+    ASSERT_EQ(nodes.exit_code, 0) << nodes.err;
+    EXPECT_THAT(nodes.out, ContainsRegex("NAME +STATUS +ROLES +AGE +VERSION"));
+    EXPECT_THAT(nodes.out, ContainsRegex("node-a +Ready +<none> +[0-9]+[smhd] +v1.34.0"));
+
+    // Capacity is every device, allocatable the healthy ones, as the kubelet reports them.
+    CommandResult gpus =
+        Kubectl(version, {"get", "node", "node-a", "-o",
+                          "jsonpath={.status.capacity.example\\.com/gpu} "
+                          "{.status.allocatable.example\\.com/gpu} {.status.capacity.cpu}"});
+    ASSERT_EQ(gpus.exit_code, 0) << gpus.err;
+    EXPECT_THAT(gpus.out, ContainsRegex("^8 8 [0-9]+$"));
+
+    // describe node: capacity, the pod that runs, and its GPUs in Allocated resources.
+    CommandResult described = Kubectl(version, {"describe", "node", "node-a"});
+    ASSERT_EQ(described.exit_code, 0) << described.err;
+    EXPECT_THAT(described.out, ContainsRegex("Capacity:(.|\n)*example.com/gpu: +8"));
+    EXPECT_THAT(described.out, ContainsRegex("Allocatable:(.|\n)*example.com/gpu: +8"));
+    EXPECT_THAT(described.out, HasSubstr("Ready "));
+    EXPECT_THAT(described.out, HasSubstr("KubeletReady"));
+    EXPECT_THAT(described.out, ContainsRegex("Non-terminated Pods: +\\(1 in total\\)"));
+    EXPECT_THAT(described.out, HasSubstr(pod));
+    // The trainer and its sidecar hold 2 + 1 GPUs (the init container's 2 are reused); kubectl
+    // before 1.29 does not know sidecars and sums them as init containers (max 2).
+    const bool knows_sidecars = version >= "1.29";
+    EXPECT_THAT(described.out,
+                ContainsRegex(knows_sidecars ? "example.com/gpu +3 +3" : "example.com/gpu +2 +2"));
+
+    // The pod, Running, with its Scheduled event.
+    CommandResult pods = Kubectl(version, {"get", "pods", "-A"});
+    ASSERT_EQ(pods.exit_code, 0) << pods.err;
+    EXPECT_THAT(pods.out, ContainsRegex("NAMESPACE +NAME +READY +STATUS +RESTARTS +AGE"));
+    EXPECT_THAT(pods.out, ContainsRegex(absl::StrCat("default +", pod, " +2/2 +Running +0")));
+    CommandResult describe_pod = Kubectl(version, {"describe", "pod", pod});
+    ASSERT_EQ(describe_pod.exit_code, 0) << describe_pod.err;
+    EXPECT_THAT(describe_pod.out, ContainsRegex("Status: +Running"));
+    EXPECT_THAT(describe_pod.out, ContainsRegex("Normal +Scheduled .*Successfully assigned"));
+    // kubectl wait sees the Ready condition; kubectl logs gets a clear refusal.
+    CommandResult ready = Kubectl(
+        version, {"wait", "--for=condition=Ready", absl::StrCat("pod/", pod), "--timeout=30s"});
+    EXPECT_EQ(ready.exit_code, 0) << ready.out << ready.err;
+    EXPECT_THAT(ready.out, HasSubstr("condition met"));
+    CommandResult logs = Kubectl(version, {"logs", pod});
+    EXPECT_NE(logs.exit_code, 0);
+    EXPECT_THAT(logs.err, HasSubstr("kdp-manager runs no containers"));
+
+    // The DRA objects, with the API server's columns.
+    CommandResult slices = Kubectl(version, {"get", "resourceslices"});
+    ASSERT_EQ(slices.exit_code, 0) << slices.err;
+    EXPECT_THAT(slices.out, ContainsRegex("NAME +NODE +DRIVER +POOL +AGE"));
+    EXPECT_THAT(slices.out, ContainsRegex("node-a +gpu.example.com +node-a"));
+
+    CommandResult resources = Kubectl(version, {"api-resources"});
+    ASSERT_EQ(resources.exit_code, 0) << resources.err;
+    for (const char* line : {"pods +po +v1 +true +Pod", "nodes +no +v1 +false +Node",
+                             "namespaces +ns +v1 +false +Namespace",
+                             "resourceslices +resource.k8s.io/v1 +false +ResourceSlice"}) {
+      EXPECT_THAT(resources.out, ContainsRegex(line));
+    }
+    CommandResult namespaces = Kubectl(version, {"get", "ns"});
+    ASSERT_EQ(namespaces.exit_code, 0) << namespaces.err;
+    EXPECT_THAT(namespaces.out, ContainsRegex("kube-system +Active"));
+  }
+}
+
+// kubectl apply as a user runs it: validation on (OpenAPI v2 for 1.27, v3 with fieldValidation
+// after), created, then unchanged, then configured through a patch; explain from the schemas.
+TEST_F(KubectlE2E, EveryVersionAppliesTheDraManifestsTwiceAndExplains) {
+  ASSERT_NO_FATAL_FAILURE(StartDraManager());
+  const std::string manifests = ManifestsDir();
+  for (const std::string& version : versions_) {
+    SCOPED_TRACE("kubectl " + version);
+    for (const char* file : {"deviceclass.yaml", "claim-template.yaml"}) {
+      const std::string path = absl::StrCat(manifests, "/", file);
+      CommandResult first = Kubectl(version, {"apply", "-f", path});
+      ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+      EXPECT_THAT(first.out, ContainsRegex(" (created|unchanged)\n"));
+      CommandResult second = Kubectl(version, {"apply", "-f", path});
+      ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+      EXPECT_THAT(second.out, HasSubstr(" unchanged"));
+    }
+    // A changed label is a patch: configured, and the change is there.
+    CommandResult labelled =
+        Kubectl(version, {"label", "deviceclass", "gpu.example.com",
+                          absl::StrCat("tried-", version, "=yes"), "--overwrite"});
+    ASSERT_EQ(labelled.exit_code, 0) << labelled.err;
+    EXPECT_THAT(labelled.out, HasSubstr("labeled"));
+    CommandResult classes = Kubectl(version, {"get", "deviceclasses", "--show-labels"});
+    ASSERT_EQ(classes.exit_code, 0) << classes.err;
+    EXPECT_THAT(classes.out, HasSubstr(absl::StrCat("tried-", version, "=yes")));
+    CommandResult templates = Kubectl(version, {"get", "resourceclaimtemplates"});
+    ASSERT_EQ(templates.exit_code, 0) << templates.err;
+    EXPECT_THAT(templates.out, ContainsRegex("two-gpus +[0-9]+[smhd]"));
+
+    CommandResult explained = Kubectl(version, {"explain", "resourceclaims.spec.devices"});
+    ASSERT_EQ(explained.exit_code, 0) << explained.out << explained.err;
+    EXPECT_THAT(explained.out, HasSubstr("requests"));
+    CommandResult pods = Kubectl(version, {"explain", "pods.spec.containers.resources"});
+    ASSERT_EQ(pods.exit_code, 0) << pods.out << pods.err;
+    EXPECT_THAT(pods.out, HasSubstr("limits"));
+  }
+  // Server-side apply is refused cleanly.
+  CommandResult ssa = Kubectl(versions_.back(), {"apply", "--server-side", "-f",
+                                                 absl::StrCat(manifests, "/deviceclass.yaml")});
+  EXPECT_NE(ssa.exit_code, 0);
+  EXPECT_THAT(ssa.err, HasSubstr("Server-side apply not available on the server"));
+}
+
+TEST_F(KubectlE2E, AWrongTokenOrAnUntrustedServerIsRefused) {
+  ASSERT_NO_FATAL_FAILURE(StartDraManager());
+  const KubeconfigParts api = ReadKubeconfigParts(Kubeconfig());
+  std::string text;
+  {
+    std::ifstream in(Kubeconfig());
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  // The same file with another token.
+  std::string wrong_token = text;
+  const size_t at = wrong_token.find(api.token);
+  ASSERT_NE(at, std::string::npos);
+  wrong_token.replace(at, api.token.size(), std::string(64, 'f'));
+  const std::string wrong_token_path = root_.Path("wrong-token.kubeconfig");
+  std::ofstream(wrong_token_path) << wrong_token;
+  // The same file without its CA: the server's certificate is not trusted.
+  std::string no_ca;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (!absl::StrContains(line, "certificate-authority-data")) absl::StrAppend(&no_ca, line, "\n");
+  }
+  const std::string no_ca_path = root_.Path("no-ca.kubeconfig");
+  std::ofstream(no_ca_path) << no_ca;
+
+  const std::string& version = versions_.back();
+  CommandResult refused = Kubectl(version, {"get", "nodes"}, wrong_token_path);
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_THAT(refused.err, HasSubstr("You must be logged in to the server"));
+  CommandResult untrusted = Kubectl(version, {"get", "nodes"}, no_ca_path);
+  EXPECT_NE(untrusted.exit_code, 0);
+  EXPECT_THAT(untrusted.err, HasSubstr("certificate signed by unknown authority"));
+  CommandResult ok = Kubectl(version, {"get", "nodes"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+}
+
+// Debian's python3-kubernetes (the client the Python world uses) with the kubeconfig alone.
+TEST_F(KubectlE2E, ThePythonClientListsWatchesAndReadsEvents) {
+  if (::access("/usr/lib/python3/dist-packages/kubernetes/__init__.py", R_OK) != 0) {
+    GTEST_SKIP() << "python3-kubernetes is not installed (scripts/deps installs it)";
+  }
+  ASSERT_NO_FATAL_FAILURE(StartNode());
+  absl::StatusOr<CommandResult> run =
+      RunCommand({"/usr/bin/python3",
+                  absl::StrCat(KDP_SOURCE_DIR, "/tests/integration/python_client_check.py"),
+                  Kubeconfig(), "node-a"},
+                 absl::Seconds(120));
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->exit_code, 0) << run->out << run->err;
+  EXPECT_THAT(run->out, HasSubstr("node node-a Ready example.com/gpu=8/8"));
+  EXPECT_THAT(run->out, ContainsRegex("pod default/[a-z0-9-]+ Running"));
+  EXPECT_THAT(run->out, ContainsRegex("watch ADDED default/[a-z0-9-]+"));
+  EXPECT_THAT(run->out, ContainsRegex("event Scheduled Pod default/[a-z0-9-]+"));
+}
+
+}  // namespace
+}  // namespace kdp::testing

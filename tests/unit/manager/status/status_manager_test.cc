@@ -1,0 +1,112 @@
+#include "manager/src/status/status_manager.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace kdp::manager {
+namespace {
+
+using Json = nlohmann::json;
+using resourceapi::Kind;
+
+AdmittedPod OnePod(const std::string& name, const std::string& uid) {
+  AdmittedPod admitted;
+  admitted.pod.namespace_ = "default";
+  admitted.pod.name = name;
+  admitted.pod.uid = uid;
+  admitted.pod.containers = {{.name = "main", .extended_resources = {{"example.com/gpu", 1}}}};
+  admitted.containers = {
+      {.spec = admitted.pod.containers[0], .devices = {{"example.com/gpu", {"gpu0"}}}}};
+  return admitted;
+}
+
+class StatusManagerTest : public ::testing::Test {
+ protected:
+  StatusManagerOptions Options() {
+    return {.node_name = "node-a",
+            .pods =
+                [this] {
+                  absl::MutexLock lock(&mu_);
+                  return pods_;
+                },
+            .health =
+                [this](const std::string&, const std::string&) {
+                  absl::MutexLock lock(&mu_);
+                  return health_;
+                },
+            .sync_period = absl::Milliseconds(10),
+            .now = nullptr};
+  }
+  void SetPods(std::vector<AdmittedPod> pods) {
+    absl::MutexLock lock(&mu_);
+    pods_ = std::move(pods);
+  }
+  void SetHealth(std::string health) {
+    absl::MutexLock lock(&mu_);
+    health_ = std::move(health);
+  }
+  std::vector<Json> Events() { return store_.List(Kind::kEvent, "").items; }
+
+  absl::Mutex mu_;
+  std::vector<AdmittedPod> pods_ ABSL_GUARDED_BY(mu_);
+  std::string health_ ABSL_GUARDED_BY(mu_) = "Healthy";
+  resourceapi::ObjectStore store_{resourceapi::StoreOptions{.node_name = "node-a"}};
+  EventRecorder events_{&store_};
+};
+
+TEST_F(StatusManagerTest, ThePodsTheManagerRunsAreThePodsOfTheApi) {
+  StatusManager manager(&store_, &events_, Options());
+  EXPECT_EQ(manager.Sync(), 0);
+  EXPECT_TRUE(store_.List(Kind::kPod, "").items.empty());
+
+  SetPods({OnePod("a", "uid-a")});
+  EXPECT_EQ(manager.Sync(), 1);
+  absl::StatusOr<Json> a = store_.Get(Kind::kPod, "default", "a");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ((*a)["status"]["phase"], "Running");
+  EXPECT_EQ((*a)["metadata"]["uid"], "uid-a");
+  ASSERT_EQ(Events().size(), 1u);
+  EXPECT_EQ(Events()[0]["reason"], "Scheduled");
+  EXPECT_EQ(Events()[0]["message"], "Successfully assigned default/a to node-a");
+  EXPECT_EQ(Events()[0]["involvedObject"]["uid"], "uid-a");
+  EXPECT_EQ(Events()[0]["source"]["component"], "default-scheduler");
+
+  // Nothing changed: no write.
+  const int64_t rv = store_.ResourceVersion();
+  EXPECT_EQ(manager.Sync(), 0);
+  EXPECT_EQ(store_.ResourceVersion(), rv);
+
+  // The device turned unhealthy: the status says so.
+  SetHealth("Unhealthy");
+  EXPECT_EQ(manager.Sync(), 1);
+  EXPECT_EQ((*store_.Get(Kind::kPod, "default",
+                         "a"))["status"]["containerStatuses"][0]["allocatedResourcesStatus"][0]
+                              ["resources"][0]["health"],
+            "Unhealthy");
+
+  // A terminating pod stays until its deletion completes; then it goes.
+  std::vector<AdmittedPod> terminating = {OnePod("a", "uid-a")};
+  terminating[0].pod.terminating = true;
+  SetPods(terminating);
+  EXPECT_EQ(manager.Sync(), 0);
+  EXPECT_TRUE(store_.Get(Kind::kPod, "default", "a").ok());
+  SetPods({});
+  EXPECT_EQ(manager.Sync(), 1);
+  EXPECT_FALSE(store_.Get(Kind::kPod, "default", "a").ok());
+}
+
+TEST_F(StatusManagerTest, APodOfTheSameNameWithAnotherUidReplacesTheOld) {
+  StatusManager manager(&store_, &events_, Options());
+  SetPods({OnePod("a", "uid-1")});
+  manager.Sync();
+  SetPods({OnePod("a", "uid-2")});
+  manager.Sync();
+  EXPECT_EQ((*store_.Get(Kind::kPod, "default", "a"))["metadata"]["uid"], "uid-2");
+}
+
+}  // namespace
+}  // namespace kdp::manager
