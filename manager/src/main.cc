@@ -320,6 +320,10 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  // A client that closes its TLS connection while an answer is written makes SSL_write raise
+  // SIGPIPE (OpenSSL writes with write(2), not send(MSG_NOSIGNAL)); the write's EPIPE is the
+  // answer, as in any server, never the end of the manager.
+  signal(SIGPIPE, SIG_IGN);
   // Signals are taken by sigwait() below; block them before any thread starts.
   sigset_t signals;
   sigemptyset(&signals);

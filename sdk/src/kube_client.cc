@@ -16,6 +16,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
+#include <signal.h>
 #include <sys/socket.h>
 
 #include <chrono>
@@ -178,6 +179,46 @@ absl::StatusOr<std::string> ResolveHost(const std::string& host) {
 }
 
 // client-go's apierrors reason → canonical code, with the HTTP code when there is no reason.
+// Blocks SIGPIPE in the calling thread for its scope and discards one raised meanwhile: OpenSSL
+// writes with write(2), so a request on a kept connection the API server has closed would raise
+// SIGPIPE and kill a process that never asked for SIGPIPE handling (a library must not change
+// the process's dispositions; this is the per-thread dance libraries such as libcurl do). The
+// write then fails with EPIPE and the request is retried on a new connection or reported.
+class ScopedSigpipeBlock {
+ public:
+  ScopedSigpipeBlock() {
+    sigset_t pipe = PipeSet();
+    sigset_t pending;
+    sigpending(&pending);
+    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe, &old_);
+  }
+  ~ScopedSigpipeBlock() {
+    if (!was_pending_) {
+      sigset_t pipe = PipeSet();
+      sigset_t pending;
+      sigpending(&pending);
+      if (sigismember(&pending, SIGPIPE) == 1) {
+        const timespec zero = {0, 0};
+        sigtimedwait(&pipe, nullptr, &zero);
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  ScopedSigpipeBlock(const ScopedSigpipeBlock&) = delete;
+  ScopedSigpipeBlock& operator=(const ScopedSigpipeBlock&) = delete;
+
+ private:
+  static sigset_t PipeSet() {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGPIPE);
+    return set;
+  }
+  sigset_t old_;
+  bool was_pending_ = false;
+};
+
 absl::StatusCode CodeFor(int http_status, const std::string& reason, const std::string& method) {
   switch (http_status) {
     case 400:
@@ -257,6 +298,20 @@ class HttpKubeClient final : public KubeClient {
     return token_;
   }
 
+  // NewClient with the request settings: deadlines, keep-alive, no redirects.
+  absl::StatusOr<std::unique_ptr<httplib::ClientImpl>> NewConfiguredClient() {
+    KDP_ASSIGN_OR_RETURN(std::unique_ptr<httplib::ClientImpl> client, NewClient());
+    const auto timeout = std::chrono::microseconds(absl::ToInt64Microseconds(config_.timeout));
+    client->set_connection_timeout(timeout);
+    client->set_read_timeout(timeout);
+    client->set_write_timeout(timeout);
+    client->set_keep_alive(true);
+    // Without it a kept connection waits out delayed ACKs (40 ms) on every request.
+    client->set_tcp_nodelay(true);
+    client->set_follow_location(false);
+    return client;
+  }
+
   // A fresh client for one request.
   absl::StatusOr<std::unique_ptr<httplib::ClientImpl>> NewClient() {
     if (!url_.https) return std::make_unique<httplib::ClientImpl>(url_.host, url_.port);
@@ -304,29 +359,36 @@ class HttpKubeClient final : public KubeClient {
     const std::string what = absl::StrCat(method, " ", path);
     // A connection kept from an earlier request when there is one (a new TCP, and for HTTPS TLS,
     // handshake costs about 0.4 ms on loopback: each NodePrepareResources GETs its claims).
-    std::unique_ptr<httplib::ClientImpl> client = TakeIdle();
+    // A POST, which must not be sent twice, never takes a kept connection that the server may
+    // have closed meanwhile (see below): it costs one handshake, and POSTs are rare.
+    std::unique_ptr<httplib::ClientImpl> client = method == "POST" ? nullptr : TakeIdle();
+    const bool reused = client != nullptr;
     if (client == nullptr) {
-      KDP_ASSIGN_OR_RETURN(client, NewClient());
-      const auto timeout = std::chrono::microseconds(absl::ToInt64Microseconds(config_.timeout));
-      client->set_connection_timeout(timeout);
-      client->set_read_timeout(timeout);
-      client->set_write_timeout(timeout);
-      client->set_keep_alive(true);
-      // Without it a kept connection waits out delayed ACKs (40 ms) on every request.
-      client->set_tcp_nodelay(true);
-      client->set_follow_location(false);
+      KDP_ASSIGN_OR_RETURN(client, NewConfiguredClient());
     }
     if (std::string token = Token(); !token.empty()) client->set_bearer_token_auth(token);
     httplib::Headers headers = {
         {"Accept", "application/json"}, {"Host", url_.authority}, {"User-Agent", "kdp-sdk"}};
     const std::string full_path = url_.prefix + path;
     std::string payload = body != nullptr ? body->dump() : "";
-    ERR_clear_error();
-    httplib::Result result =
-        method == "GET"    ? client->Get(full_path, headers)
-        : method == "POST" ? client->Post(full_path, headers, payload, "application/json")
-        : method == "PUT"  ? client->Put(full_path, headers, payload, "application/json")
-                           : client->Delete(full_path, headers);
+    auto send = [&](httplib::ClientImpl& c) {
+      ERR_clear_error();
+      const ScopedSigpipeBlock no_sigpipe;
+      return method == "GET"    ? c.Get(full_path, headers)
+             : method == "POST" ? c.Post(full_path, headers, payload, "application/json")
+             : method == "PUT"  ? c.Put(full_path, headers, payload, "application/json")
+                                : c.Delete(full_path, headers);
+    };
+    httplib::Result result = send(*client);
+    if (!result && reused) {
+      // The server closed the kept connection while it was idle (over TLS its close_notify reads
+      // as data, so httplib's liveness check passes). An idempotent request is sent once more on
+      // a new connection, as Go's transport retries one that failed on a reused connection.
+      DrainOpenSslErrors();
+      KDP_ASSIGN_OR_RETURN(client, NewConfiguredClient());
+      if (std::string token = Token(); !token.empty()) client->set_bearer_token_auth(token);
+      result = send(*client);
+    }
     if (!result) {
       std::string tls = DrainOpenSslErrors();
       return absl::UnavailableError(absl::StrCat(what, ": ", config_.server, ": ",

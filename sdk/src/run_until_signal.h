@@ -1,6 +1,6 @@
-// The body of RunPluginsUntilSignal and RunDraDriverUntilSignal (private): block SIGTERM and
-// SIGINT before any thread exists (so every thread inherits the mask and only sigwait() sees
-// them), create and start a runner, wait for a signal, stop. Returns the process exit status:
+// The body of RunPluginsUntilSignal and RunDraDriverUntilSignal (private): ignore SIGPIPE, block
+// SIGTERM and SIGINT before any thread exists (so every thread inherits the mask and only sigwait()
+// sees them), create and start a runner, wait for a signal, stop. Returns the process exit status:
 // 0 after a clean stop, 1 when the runner could not be created or started (reason logged).
 //
 // Thread-safety: call from main() only (it changes the calling thread's signal mask).
@@ -21,6 +21,9 @@ namespace kdp::internal {
 // `what` names the runner in the log ("plugin runner", "DRA driver").
 template <typename Create>
 int RunUntilSignal(Create create, const char* what) {
+  // The process is the runner's: a write to a connection the peer closed (the API server's TLS
+  // connection, OpenSSL writing with write(2)) fails with EPIPE instead of killing it.
+  signal(SIGPIPE, SIG_IGN);
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);

@@ -28,6 +28,7 @@
 
 #include <openssl/pem.h>
 #include <openssl/x509.h>
+#include <signal.h>
 
 #include <cctype>
 #include <cstdint>
@@ -91,6 +92,9 @@ class GoRestClient {
 
   explicit GoRestClient(Options options)
       : options_(std::move(options)), unary_(options_.server), stream_(options_.server) {
+    // Go ignores SIGPIPE on sockets; OpenSSL writes with write(2), which raises it when the
+    // server closed a kept connection.
+    ::signal(SIGPIPE, SIG_IGN);
     // As client-go's transport: the kubeconfig's CA, the server's name (an IP SAN) checked.
     for (httplib::Client* client : {&unary_, &stream_}) {
       client->enable_server_certificate_verification(true);
@@ -114,10 +118,19 @@ class GoRestClient {
     ApiResponse response;
     {
       absl::MutexLock lock(&unary_mu_);
-      httplib::Result result = method == "POST"  ? unary_.Post(path, Headers(), body, content_type)
-                               : method == "PUT" ? unary_.Put(path, Headers(), body, content_type)
-                               : method == "DELETE" ? unary_.Delete(path, Headers())
-                                                    : unary_.Get(path, Headers());
+      auto send = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(unary_mu_) {
+        return method == "POST"     ? unary_.Post(path, Headers(), body, content_type)
+               : method == "PUT"    ? unary_.Put(path, Headers(), body, content_type)
+               : method == "DELETE" ? unary_.Delete(path, Headers())
+                                    : unary_.Get(path, Headers());
+      };
+      // Go's transport notices a kept connection the server closed (its read loop sees the EOF)
+      // and never sends on it; httplib's TLS client cannot tell (the close_notify reads as data).
+      // So a POST, which must not be sent twice, goes on a new connection, and an idempotent
+      // request that failed on the kept one is sent once more on a new one, as Go retries it.
+      if (method == "POST") unary_.stop();
+      httplib::Result result = send();
+      if (!result && method != "POST") result = send();
       if (result) {
         response.status = result->status;
         response.body = result->body;

@@ -6,6 +6,7 @@
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -66,6 +67,8 @@ class Connection {
 
   // The TLS handshake, verifying the server against `ca_pem` for IP `host`; "" or the error.
   std::string StartTls(const std::string& ca_pem, const std::string& host) {
+    // OpenSSL writes with write(2): a server that closed the connection would raise SIGPIPE.
+    ::signal(SIGPIPE, SIG_IGN);
     context_ = SSL_CTX_new(TLS_client_method());
     if (context_ == nullptr) return "SSL_CTX_new failed";
     BIO* bio = BIO_new_mem_buf(ca_pem.data(), static_cast<int>(ca_pem.size()));

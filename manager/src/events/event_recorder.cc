@@ -1,5 +1,6 @@
 #include "manager/src/events/event_recorder.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -18,8 +19,11 @@ std::string Rfc3339(absl::Time t) {
 
 }  // namespace
 
-EventRecorder::EventRecorder(resourceapi::ObjectStore* store, std::function<absl::Time()> now)
-    : store_(store), now_(now ? std::move(now) : [] { return absl::Now(); }) {}
+EventRecorder::EventRecorder(resourceapi::ObjectStore* store, std::function<absl::Time()> now,
+                             size_t max_events)
+    : store_(store),
+      now_(now ? std::move(now) : [] { return absl::Now(); }),
+      max_events_(std::max<size_t>(max_events, 1)) {}
 
 void EventRecorder::Record(const ObjectReference& object, const EventSource& source,
                            const std::string& type, const std::string& reason,
@@ -74,6 +78,12 @@ void EventRecorder::Record(const ObjectReference& object, const EventSource& sou
   // The correlator's cache is bounded too (client-go keeps 4096 entries in an LRU).
   if (seen_.size() >= 4096) seen_.clear();
   seen_[key] = {namespace_, name};
+  recorded_.emplace_back(namespace_, name);
+  while (recorded_.size() > max_events_) {
+    (void)store_->Delete(resourceapi::Kind::kEvent, recorded_.front().first,
+                         recorded_.front().second);
+    recorded_.pop_front();
+  }
 }
 
 }  // namespace kdp::manager

@@ -2,12 +2,16 @@
 // local API, as the kubelet's and the scheduler's event recorders post them to the API server, so
 // `kubectl describe pod` and `kubectl get events` show why a pod runs or was refused. Repeats of
 // one event (same object, type, reason and message) are counted on the first Event (count,
-// lastTimestamp), as client-go's event correlator aggregates them.
+// lastTimestamp), as client-go's event correlator aggregates them. The recorder keeps at most
+// `max_events` of its Events, deleting the oldest beyond (kube-apiserver expires Events after an
+// hour): a manager that admits pods for weeks does not grow without bound.
 //
 // Thread-safety: thread-safe.
 #ifndef KDP_MANAGER_SRC_EVENTS_EVENT_RECORDER_H_
 #define KDP_MANAGER_SRC_EVENTS_EVENT_RECORDER_H_
 
+#include <cstddef>
+#include <deque>
 #include <functional>
 #include <map>
 #include <string>
@@ -41,8 +45,8 @@ inline constexpr char kEventWarning[] = "Warning";
 class EventRecorder {
  public:
   // `store` is borrowed and must outlive the recorder; `now` defaults to absl::Now.
-  explicit EventRecorder(resourceapi::ObjectStore* store,
-                         std::function<absl::Time()> now = nullptr);
+  explicit EventRecorder(resourceapi::ObjectStore* store, std::function<absl::Time()> now = nullptr,
+                         size_t max_events = 1000);
   EventRecorder(const EventRecorder&) = delete;
   EventRecorder& operator=(const EventRecorder&) = delete;
 
@@ -55,7 +59,10 @@ class EventRecorder {
  private:
   resourceapi::ObjectStore* const store_;
   const std::function<absl::Time()> now_;
+  const size_t max_events_;
   absl::Mutex mu_;
+  // The Events this recorder made (namespace, name), oldest first.
+  std::deque<std::pair<std::string, std::string>> recorded_ ABSL_GUARDED_BY(mu_);
   // (uid or namespace/name, type, reason, message) -> the Event's namespace and name.
   std::map<std::tuple<std::string, std::string, std::string, std::string>,
            std::pair<std::string, std::string>>

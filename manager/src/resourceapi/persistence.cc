@@ -40,7 +40,7 @@ void StorePersister::Start() {
 
 absl::Status StorePersister::Flush() {
   absl::MutexLock write(&write_mu_);
-  const int64_t version = store_->ResourceVersion();
+  const int64_t version = store_->PersistedVersion();
   {
     absl::MutexLock lock(&mu_);
     if (version == written_version_) return absl::OkStatus();
@@ -63,7 +63,7 @@ void StorePersister::Run() {
       if (stopping_) return;
       written = written_version_;
     }
-    if (store_->WaitForEvents(written, absl::Milliseconds(200))) {
+    if (store_->WaitForPersistedChange(written, absl::Milliseconds(200))) {
       absl::SleepFor(delay_);  // coalesce a burst of changes into one write
       if (absl::Status flushed = Flush(); !flushed.ok()) {
         KDP_LOG_WARNING("Cannot write the resource store; retrying", "path", path_, "err",

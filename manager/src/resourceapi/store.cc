@@ -169,6 +169,7 @@ std::string ObjectStore::RandomUuid() {
 
 void ObjectStore::CommitLocked(Kind kind, const Key& key, Json object, WatchEvent::Type type) {
   ++resource_version_;
+  if (IsPersisted(kind)) persisted_version_ = resource_version_;
   object["metadata"]["resourceVersion"] = std::to_string(resource_version_);
   Objects& objects = objects_[static_cast<size_t>(kind)];
   Json previous = nullptr;
@@ -433,6 +434,18 @@ bool ObjectStore::WaitForEvents(int64_t after, absl::Duration timeout) const {
   return mu_.AwaitWithTimeout(absl::Condition(&moved), timeout);
 }
 
+int64_t ObjectStore::PersistedVersion() const {
+  absl::MutexLock lock(&mu_);
+  return persisted_version_;
+}
+
+bool ObjectStore::WaitForPersistedChange(int64_t after, absl::Duration timeout) const {
+  absl::MutexLock lock(&mu_);
+  auto moved = [this, after]()
+                   ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return persisted_version_ > after; };
+  return mu_.AwaitWithTimeout(absl::Condition(&moved), timeout);
+}
+
 Json ObjectStore::Snapshot() const {
   absl::MutexLock lock(&mu_);
   Json objects = Json::array();
@@ -490,6 +503,7 @@ absl::Status ObjectStore::Restore(const Json& snapshot) {
   resource_version_ = std::max(resource_version_, rv);
   // A snapshot from before namespaces were served has none.
   EnsureSystemNamespacesLocked();
+  persisted_version_ = resource_version_;
   events_.clear();
   log_start_ = resource_version_;
   return absl::OkStatus();

@@ -155,6 +155,11 @@ class ObjectStore {
       ABSL_LOCKS_EXCLUDED(mu_);
   // Blocks until ResourceVersion() > `after` or `timeout` passes; true when it moved.
   bool WaitForEvents(int64_t after, absl::Duration timeout) const ABSL_LOCKS_EXCLUDED(mu_);
+  // The resourceVersion of the latest change to an object that Snapshot keeps (not the Node, a
+  // Pod or an Event): what a persister compares, so that status writes never cost a file write.
+  int64_t PersistedVersion() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Blocks until PersistedVersion() > `after` or `timeout` passes; true when it moved.
+  bool WaitForPersistedChange(int64_t after, absl::Duration timeout) const ABSL_LOCKS_EXCLUDED(mu_);
 
   // ---- Typed accessors for the manager ----
 
@@ -242,6 +247,7 @@ class ObjectStore {
   mutable absl::Mutex mu_;
   std::array<Objects, kKindCount> objects_ ABSL_GUARDED_BY(mu_);  // indexed by Kind
   int64_t resource_version_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t persisted_version_ ABSL_GUARDED_BY(mu_) = 0;  // see PersistedVersion
   std::deque<WatchEvent> events_ ABSL_GUARDED_BY(mu_);
   // The newest resourceVersion that is NOT in events_ (events after it are all there).
   int64_t log_start_ ABSL_GUARDED_BY(mu_) = 0;

@@ -55,5 +55,19 @@ TEST(EventRecorder, WritesCoreEventsAndCountsRepeats) {
   EXPECT_EQ(store.List(Kind::kEvent, "", {.fields = *selector}).items.size(), 1u);
 }
 
+TEST(EventRecorder, KeepsAtMostItsLimitDeletingTheOldest) {
+  resourceapi::ObjectStore store(resourceapi::StoreOptions{.node_name = "node-a"});
+  EventRecorder recorder(&store, nullptr, /*max_events=*/3);
+  for (int i = 0; i < 5; ++i) {
+    recorder.Record({.kind = "Pod", .namespace_ = "ml", .name = "p" + std::to_string(i)},
+                    {.component = "kubelet", .host = "node-a"}, kEventNormal, "Started", "x");
+  }
+  std::vector<std::string> names;
+  for (const Json& event : store.List(Kind::kEvent, "ml").items) {
+    names.push_back(event["involvedObject"]["name"]);
+  }
+  EXPECT_THAT(names, ::testing::UnorderedElementsAre("p2", "p3", "p4"));
+}
+
 }  // namespace
 }  // namespace kdp::manager
