@@ -27,6 +27,7 @@
 #include "common/logging.h"
 #include "common/metrics.h"
 #include "common/metrics_server.h"
+#include "common/periodic_thread.h"
 #include "common/status_macros.h"
 #include "common/unix_socket.h"
 #include "kdp/topology.h"
@@ -115,35 +116,26 @@ class DraReconciler {
   ~DraReconciler() { Stop(); }
 
   void Start() {
-    thread_ = std::thread([this] {
-      for (;;) {
-        pods_->FinishTerminating();
-        pods_->WithActivePodsSettled([this](const std::set<std::string>& active) {
-          if (absl::Status reconciled = dra_->ReconcileOrphans(active); !reconciled.ok()) {
-            KDP_LOG_WARNING("Unpreparing claims of pods that are gone failed; will retry", "err",
-                            reconciled.message());
-          }
-        });
-        absl::MutexLock lock(&mu_);
-        if (mu_.AwaitWithTimeout(absl::Condition(&stopping_), period_)) return;
-      }
-    });
+    thread_.Start(
+        period_,
+        [this] {
+          pods_->FinishTerminating();
+          pods_->WithActivePodsSettled([this](const std::set<std::string>& active) {
+            if (absl::Status reconciled = dra_->ReconcileOrphans(active); !reconciled.ok()) {
+              KDP_LOG_WARNING("Unpreparing claims of pods that are gone failed; will retry", "err",
+                              reconciled.message());
+            }
+          });
+        },
+        /*run_at_start=*/true);
   }
-  void Stop() {
-    {
-      absl::MutexLock lock(&mu_);
-      stopping_ = true;
-    }
-    if (thread_.joinable()) thread_.join();
-  }
+  void Stop() { thread_.Stop(); }
 
  private:
   kdp::manager::dra::DraManager* const dra_;
   kdp::manager::PodManager* const pods_;
   const absl::Duration period_;
-  std::thread thread_;
-  absl::Mutex mu_;
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  kdp::PeriodicThread thread_;
 };
 
 }  // namespace

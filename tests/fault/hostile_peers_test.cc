@@ -597,8 +597,12 @@ TEST_F(HostilePeers, RegistrationFloodIsAnsweredAtOnceAndHoldsNoThreads) {
   // At most 32 dials at a time, each 1 s; every other request is refused at once.
   EXPECT_LE(dialled, 32 * (absl::ToInt64Seconds(length) + 1));
   EXPECT_LE(slowest_refusal, ResponsivenessBound());
-  // Threads and descriptors: the 32 dials (a connection each), gRPC's pollers and a margin.
-  EXPECT_LE(max_threads - threads_before, 64);
+  // Threads and descriptors: the 32 dials (a connection each), gRPC's pollers and a margin. The
+  // thread peak follows CPU contention (gRPC's sync server adds pollers while calls queue):
+  // +35 here before the local API served TLS, +54..+64 on an idle 2-core machine after it, +99
+  // with a compiler running beside; 128 still fails a manager that holds a thread per refused
+  // request (3,000 of them).
+  EXPECT_LE(max_threads - threads_before, 128);
   EXPECT_LE(max_fds - fds_before, 2 * 32 + 32);
   EXPECT_LE(max_rss - rss_before, RssBoundKib(32 * 1024));
   // Afterwards: back to where it was, and registration works.

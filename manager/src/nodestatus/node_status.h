@@ -19,12 +19,12 @@
 #include <cstdint>
 #include <functional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/periodic_thread.h"
 #include "manager/src/devicemanager/manager.h"
 #include "manager/src/resourceapi/store.h"
 #include "nlohmann/json.hpp"
@@ -88,8 +88,8 @@ class NodeStatusUpdater {
   NodeStatusUpdater& operator=(const NodeStatusUpdater&) = delete;
 
   // Writes the status once, then every sync period on a thread of its own.
-  void Start() ABSL_LOCKS_EXCLUDED(mu_);
-  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+  void Start();
+  void Stop();
   // One sync: computes the status and writes it when it changed (or the report period passed).
   // Returns whether it wrote.
   bool Sync() ABSL_LOCKS_EXCLUDED(sync_mu_);
@@ -103,9 +103,7 @@ class NodeStatusUpdater {
   nlohmann::json last_ ABSL_GUARDED_BY(sync_mu_);  // without heartbeats
   absl::Time last_report_ ABSL_GUARDED_BY(sync_mu_) = absl::InfinitePast();
 
-  absl::Mutex mu_;
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread thread_;
+  PeriodicThread thread_;
 };
 
 }  // namespace kdp::manager

@@ -53,7 +53,13 @@ absl::StatusOr<std::unique_ptr<LocalApi>> LocalApi::Start(ObjectStore* store,
   std::unique_ptr<LocalApi> api(new LocalApi(std::move(options), std::move(dir), std::move(token),
                                              std::move(certificates), std::move(server),
                                              *std::move(kubeconfig)));
-  api->renewal_ = std::thread([raw = api.get()] { raw->RenewalLoop(); });
+  LocalApi* raw = api.get();
+  api->renewal_.Start(api->options_.renewal_check_period, [raw] {
+    if (absl::Status renewed = raw->RenewCertificates(); !renewed.ok()) {
+      KDP_LOG_ERROR("Cannot renew the local API's certificate; retrying next period", "err",
+                    renewed.ToString());
+    }
+  });
   return api;
 }
 
@@ -70,12 +76,7 @@ LocalApi::LocalApi(LocalApiOptions options, std::string dir, std::string token,
 LocalApi::~LocalApi() { Stop(); }
 
 void LocalApi::Stop() {
-  {
-    absl::MutexLock lock(&mu_);
-    if (stopping_) return;
-    stopping_ = true;
-  }
-  if (renewal_.joinable()) renewal_.join();
+  renewal_.Stop();
   server_->Stop();
 }
 
@@ -94,20 +95,6 @@ absl::Status LocalApi::RenewCertificates() {
   KDP_LOG_INFO("Serving the renewed certificate of the local API", "notAfter",
                absl::FormatTime(absl::RFC3339_sec, certificates.not_after, absl::UTCTimeZone()));
   return absl::OkStatus();
-}
-
-void LocalApi::RenewalLoop() {
-  auto stopping = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; };
-  while (true) {
-    {
-      absl::MutexLock lock(&mu_);
-      if (mu_.AwaitWithTimeout(absl::Condition(&stopping), options_.renewal_check_period)) return;
-    }
-    if (absl::Status renewed = RenewCertificates(); !renewed.ok()) {
-      KDP_LOG_ERROR("Cannot renew the local API's certificate; retrying next period", "err",
-                    renewed.ToString());
-    }
-  }
 }
 
 }  // namespace kdp::manager::resourceapi

@@ -11,12 +11,12 @@
 
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/periodic_thread.h"
 #include "manager/src/resourceapi/server.h"
 #include "manager/src/resourceapi/serving_certs.h"
 #include "manager/src/resourceapi/store.h"
@@ -49,12 +49,12 @@ class LocalApi {
   LocalApi& operator=(const LocalApi&) = delete;
 
   // Stops the renewal thread and the server. Idempotent.
-  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+  void Stop();
 
   // Checks the certificates now, as the renewal thread does every period: a renewed serving
   // certificate is served from the next handshake on; a new CA (the old one expiring) also
   // rewrites the kubeconfig. Returns the error of the check (the old certificate stays).
-  [[nodiscard]] absl::Status RenewCertificates() ABSL_LOCKS_EXCLUDED(mu_);
+  [[nodiscard]] absl::Status RenewCertificates() ABSL_LOCKS_EXCLUDED(renewal_mu_);
 
   const std::string& kubeconfig_path() const { return kubeconfig_path_; }
   // "https://127.0.0.1:<port>".
@@ -66,7 +66,6 @@ class LocalApi {
   LocalApi(LocalApiOptions options, std::string dir, std::string token,
            ServingCertificates certificates, std::unique_ptr<ResourceApiServer> server,
            std::string kubeconfig_path);
-  void RenewalLoop() ABSL_LOCKS_EXCLUDED(mu_);
 
   const LocalApiOptions options_;
   const std::string dir_;
@@ -74,12 +73,9 @@ class LocalApi {
   const std::unique_ptr<ResourceApiServer> server_;
   const std::string kubeconfig_path_;
 
-  absl::Mutex renewal_mu_ ABSL_ACQUIRED_BEFORE(mu_);  // one check at a time
-  std::string ca_pem_ ABSL_GUARDED_BY(renewal_mu_);   // the CA the kubeconfig names
-
-  absl::Mutex mu_;
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread renewal_;
+  absl::Mutex renewal_mu_;                           // one check at a time
+  std::string ca_pem_ ABSL_GUARDED_BY(renewal_mu_);  // the CA the kubeconfig names
+  PeriodicThread renewal_;
 };
 
 }  // namespace kdp::manager::resourceapi

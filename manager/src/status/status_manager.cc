@@ -89,28 +89,9 @@ int StatusManager::Sync() {
 
 void StatusManager::Start() {
   Sync();
-  absl::MutexLock lock(&mu_);
-  if (stopping_ || thread_.joinable()) return;
-  thread_ = std::thread([this] {
-    auto stopping = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_; };
-    while (true) {
-      {
-        absl::MutexLock lock(&mu_);
-        if (mu_.AwaitWithTimeout(absl::Condition(&stopping), options_.sync_period)) return;
-      }
-      Sync();
-    }
-  });
+  thread_.Start(options_.sync_period, [this] { Sync(); });
 }
 
-void StatusManager::Stop() {
-  std::thread thread;
-  {
-    absl::MutexLock lock(&mu_);
-    stopping_ = true;
-    thread = std::move(thread_);
-  }
-  if (thread.joinable()) thread.join();
-}
+void StatusManager::Stop() { thread_.Stop(); }
 
 }  // namespace kdp::manager

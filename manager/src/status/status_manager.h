@@ -11,12 +11,12 @@
 
 #include <functional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/periodic_thread.h"
 #include "manager/src/events/event_recorder.h"
 #include "manager/src/resourceapi/store.h"
 #include "manager/src/status/pod_object.h"
@@ -42,8 +42,8 @@ class StatusManager {
   StatusManager(const StatusManager&) = delete;
   StatusManager& operator=(const StatusManager&) = delete;
 
-  void Start() ABSL_LOCKS_EXCLUDED(mu_);
-  void Stop() ABSL_LOCKS_EXCLUDED(mu_);
+  void Start();
+  void Stop();
   // Brings the API's Pods in step now; returns how many it created, changed or deleted.
   int Sync() ABSL_LOCKS_EXCLUDED(sync_mu_);
 
@@ -53,9 +53,7 @@ class StatusManager {
   const StatusManagerOptions options_;
 
   absl::Mutex sync_mu_;
-  absl::Mutex mu_;
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread thread_;
+  PeriodicThread thread_;
 };
 
 }  // namespace kdp::manager
