@@ -15,7 +15,7 @@ endfunction()
 # binary per test file, registered with ctest (each test's timeout: TIMEOUT, default 120 s).
 # The test name is the file's path under tests/ with '/' replaced by '.', e.g. unit.sdk.topology_test.
 function(kdp_test source)
-  cmake_parse_arguments(ARG "" "TIMEOUT" "LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "RUN_SERIAL" "TIMEOUT" "LIBS;LABELS" ${ARGN})
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 120)
   endif()
@@ -34,6 +34,13 @@ function(kdp_test source)
        "if(DEFINED ${name}_TESTS)\n"
        "  set_tests_properties(\${${name}_TESTS} PROPERTIES LABELS [==[${ARG_LABELS}]==])\n"
        "endif()\n")
+  if(ARG_RUN_SERIAL)
+    # Tests that bound a peer's threads or latency: alone on the machine, never beside another.
+    file(APPEND "${labels_script}"
+         "if(DEFINED ${name}_TESTS)\n"
+         "  set_tests_properties(\${${name}_TESTS} PROPERTIES RUN_SERIAL TRUE)\n"
+         "endif()\n")
+  endif()
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${labels_script}")
 endfunction()
 
