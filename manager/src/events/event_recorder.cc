@@ -7,15 +7,12 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "common/logging.h"
+#include "manager/src/resourceapi/kube_time.h"
 
 namespace kdp::manager {
 namespace {
 
 using Json = nlohmann::json;
-
-std::string Rfc3339(absl::Time t) {
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone());
-}
 
 }  // namespace
 
@@ -39,7 +36,7 @@ void EventRecorder::Record(const ObjectReference& object, const EventSource& sou
         store_->Get(resourceapi::Kind::kEvent, it->second.first, it->second.second);
     if (existing.ok()) {
       (*existing)["count"] = existing->value("count", 1) + 1;
-      (*existing)["lastTimestamp"] = Rfc3339(now);
+      (*existing)["lastTimestamp"] = resourceapi::KubeTime(now);
       absl::StatusOr<Json> updated = store_->Update(resourceapi::Kind::kEvent, *existing);
       if (updated.ok()) return;
     }
@@ -61,8 +58,8 @@ void EventRecorder::Record(const ObjectReference& object, const EventSource& sou
                 {"reason", reason},
                 {"message", message},
                 {"source", std::move(src)},
-                {"firstTimestamp", Rfc3339(now)},
-                {"lastTimestamp", Rfc3339(now)},
+                {"firstTimestamp", resourceapi::KubeTime(now)},
+                {"lastTimestamp", resourceapi::KubeTime(now)},
                 {"count", 1},
                 {"type", type},
                 {"eventTime", nullptr},

@@ -14,6 +14,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "manager/src/pod/quantity.h"
+#include "manager/src/resourceapi/kube_time.h"
 
 namespace kdp::manager {
 namespace {
@@ -29,10 +30,6 @@ std::string FirstLine(const std::string& path) {
   std::string line;
   std::getline(in, line);
   return std::string(absl::StripAsciiWhitespace(line));
-}
-
-std::string Rfc3339(absl::Time t) {
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone());
 }
 
 std::string Binary(int64_t bytes) {
@@ -130,8 +127,8 @@ Json NodeStatusJson(const std::string& node_name, const MachineResources& machin
     capacity[resource.name] = Decimal(resource.capacity);
     allocatable[resource.name] = Decimal(resource.allocatable);
   }
-  const std::string beat = Rfc3339(heartbeat);
-  const std::string start = Rfc3339(since);
+  const std::string beat = resourceapi::KubeTime(heartbeat);
+  const std::string start = resourceapi::KubeTime(since);
   return {
       {"capacity", std::move(capacity)},
       {"allocatable", std::move(allocatable)},

@@ -11,6 +11,7 @@
 #include "absl/time/clock.h"
 #include "manager/src/resourceapi/api_errors.h"
 #include "manager/src/resourceapi/codec.h"
+#include "manager/src/resourceapi/kube_time.h"
 #include "manager/src/resourceapi/strategy.h"
 
 namespace kdp::manager::resourceapi {
@@ -152,9 +153,7 @@ void ObjectStore::EnsureSystemNamespacesLocked() {
   }
 }
 
-std::string ObjectStore::NowRfc3339() const {
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", now_(), absl::UTCTimeZone());
-}
+std::string ObjectStore::NowRfc3339() const { return KubeTime(now_()); }
 
 std::string ObjectStore::RandomUuid() {
   unsigned char b[16];

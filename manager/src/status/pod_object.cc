@@ -3,15 +3,12 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "manager/src/resourceapi/kube_time.h"
 
 namespace kdp::manager {
 namespace {
 
 using Json = nlohmann::json;
-
-std::string Rfc3339(absl::Time t) {
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone());
-}
 
 // spec.containers[i] / spec.initContainers[i]: what the model keeps of a container.
 Json ContainerSpec(const Container& container) {
@@ -64,7 +61,7 @@ std::string QosClass(const Pod& pod) {
 Json PodObject(const AdmittedPod& admitted, const std::string& node_name, absl::Time started,
                const DeviceHealthLookup& health) {
   const Pod& pod = admitted.pod;
-  const std::string at = Rfc3339(started);
+  const std::string at = resourceapi::KubeTime(started);
   Json init = Json::array();
   Json app = Json::array();
   Json init_statuses = Json::array();
