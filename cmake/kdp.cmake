@@ -11,9 +11,24 @@ function(kdp_warnings target)
   endif()
 endfunction()
 
+# kdp_test_code_options(<target>): how the tests' own code (tests/unit, integration, fault,
+# testing) compiles in the sanitizer builds: -O0 and without libFuzzer's coverage. The code under
+# test (every library and program) keeps the build's -O2 and instrumentation; a test's own code is
+# setup and assertions, and compiling it at -O2 with coverage took twice as long (15 s against
+# 6.6 s for allocator_test.cc) for nothing a test finds. ASan and UBSan check -O0 code as well.
+function(kdp_test_code_options target)
+  if(NOT KDP_SANITIZE STREQUAL "")
+    target_compile_options(${target} PRIVATE -O0)
+  endif()
+  if(KDP_FUZZ)
+    target_compile_options(${target} PRIVATE -fno-sanitize=fuzzer-no-link)
+  endif()
+endfunction()
+
 # kdp_test(<source> LIBS <libs...> [LABELS <labels...>] [TIMEOUT <seconds>]): one GoogleTest
 # binary per test file, registered with ctest (each test's timeout: TIMEOUT, default 120 s).
 # The test name is the file's path under tests/ with '/' replaced by '.', e.g. unit.sdk.topology_test.
+# When KDP_TEST_LABEL is set, only the tests with that label are built (no target otherwise).
 function(kdp_test source)
   cmake_parse_arguments(ARG "RUN_SERIAL" "TIMEOUT" "LIBS;LABELS" ${ARGN})
   if(NOT ARG_TIMEOUT)
@@ -22,9 +37,13 @@ function(kdp_test source)
   file(RELATIVE_PATH rel "${PROJECT_SOURCE_DIR}/tests" "${CMAKE_CURRENT_SOURCE_DIR}/${source}")
   string(REGEX REPLACE "\\.cc$" "" rel "${rel}")
   string(REPLACE "/" "." name "${rel}")
+  if(KDP_TEST_LABEL AND NOT KDP_TEST_LABEL IN_LIST ARG_LABELS)
+    return()  # not this build's tests (the clang-tsan preset builds the "concurrency" ones)
+  endif()
   add_executable(${name} ${source})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gmock_main)
   kdp_warnings(${name})
+  kdp_test_code_options(${name})
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT ${ARG_TIMEOUT})
   # gtest_discover_tests splits a list-valued property (LABELS "unit;concurrency" would arrive
   # as LABELS unit, concurrency), so ctest sets the labels from this script, which it runs
@@ -57,6 +76,7 @@ endfunction()
 # stack still has every function, file and line, and the two sanitizer builds compile about a fifth
 # faster); frame pointers are kept so the reports' stacks are complete.
 function(kdp_sanitizers)
+  kdp_linker()
   if(KDP_FUZZ)
     if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
       message(FATAL_ERROR "KDP_FUZZ needs clang (libFuzzer): configure with -DCMAKE_CXX_COMPILER=clang++")
@@ -98,5 +118,20 @@ function(kdp_sanitizers)
     kdp_warnings(kdp_tsan_absl)
     # First on every later target's link line, so its definitions precede Abseil's at run time.
     link_libraries(kdp_tsan_absl)
+  endif()
+endfunction()
+
+# kdp_linker(): links with lld when KDP_LLD is on and ld.lld is installed (scripts/deps installs
+# it). A sanitizer build links some 250 test programs against the static libraries; lld takes a
+# third of GNU ld's time for each (0.7 s against 2.0 s for one ASan test program).
+function(kdp_linker)
+  if(NOT KDP_LLD)
+    return()
+  endif()
+  find_program(KDP_LD_LLD NAMES ld.lld ld.lld-14)
+  if(KDP_LD_LLD)
+    add_link_options(-fuse-ld=lld)
+  else()
+    message(STATUS "kdp: ld.lld not found, linking with the default linker (install lld)")
   endif()
 endfunction()

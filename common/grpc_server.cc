@@ -7,9 +7,15 @@
 namespace kdp {
 
 absl::StatusOr<std::unique_ptr<grpc::Server>> ServeOnUnixSocket(const std::string& socket_path,
-                                                                grpc::Service* service) {
+                                                                grpc::Service* service,
+                                                                int max_threads) {
   if (absl::Status removed = RemoveSocketIfPresent(socket_path); !removed.ok()) return removed;
   grpc::ServerBuilder builder;
+  if (max_threads > 0) {
+    grpc::ResourceQuota quota(absl::StrCat("threads of ", socket_path));
+    quota.SetMaxThreads(max_threads);
+    builder.SetResourceQuota(quota);
+  }
   builder.AddListeningPort(UnixTarget(socket_path), grpc::InsecureServerCredentials());
   builder.RegisterService(service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();

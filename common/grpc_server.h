@@ -15,8 +15,14 @@ namespace kdp {
 // Serves `service` on `socket_path`, the socket file mode 0600 (kSocketMode, set right after gRPC
 // binds it, whatever the umask). FAILED_PRECONDITION when a non-socket file is in the way,
 // INTERNAL (naming the path) when gRPC cannot listen there. `service` must outlive the server.
+// `max_threads` > 0 bounds the threads gRPC's synchronous server runs handlers on (a
+// grpc::ResourceQuota): without it gRPC starts a thread for every call that arrives while the
+// others are busy, hundreds in a flood. A call that finds every thread busy and none left to start
+// is answered RESOURCE_EXHAUSTED ("Server Threadpool Exhausted") at once; a streaming call holds
+// its thread until it ends, so a server with long streams needs room for them.
 absl::StatusOr<std::unique_ptr<grpc::Server>> ServeOnUnixSocket(const std::string& socket_path,
-                                                                grpc::Service* service);
+                                                                grpc::Service* service,
+                                                                int max_threads = 0);
 
 // A channel to the socket at `socket_path` that owns its connection: gRPC's global subchannel
 // pool would hand a new channel an open connection to whatever process used to listen at the same

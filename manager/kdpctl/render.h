@@ -240,7 +240,11 @@ inline nlohmann::json ApplyPodJson(const kdp::admin::v1::ApplyPodResponse& respo
 
 // One applied object: a Pod as ApplyPodJson, another kind as {"kind","namespace","name","result"}.
 inline nlohmann::json AppliedObjectJson(const kdp::admin::v1::AppliedObject& object) {
-  if (object.kind() == "Pod") return ApplyPodJson(object.pod());
+  if (object.kind() == "Pod") {
+    nlohmann::json pod = ApplyPodJson(object.pod());
+    if (object.result() == "unchanged") pod["result"] = "unchanged";
+    return pod;
+  }
   return {{"kind", object.kind()},
           {"namespace", object.namespace_()},
           {"name", object.name()},
@@ -460,8 +464,11 @@ inline std::string ApplyPodText(const kdp::admin::v1::ApplyPodResponse& response
 }
 
 // kubectl's line for a created object ("deviceclass.resource.k8s.io/gpu.example.com created"),
-// or ApplyPodText for a pod.
+// or ApplyPodText for a pod ("pod/<name> unchanged" for one applied again as it runs).
 inline std::string AppliedObjectText(const kdp::admin::v1::AppliedObject& object) {
+  if (object.kind() == "Pod" && object.result() == "unchanged") {
+    return absl::StrCat("pod/", object.name(), " unchanged\n");
+  }
   if (object.kind() == "Pod") return ApplyPodText(object.pod());
   std::string resource = object.kind();
   for (char& c : resource) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

@@ -40,6 +40,7 @@
 #include "manager/src/manager_metrics.h"
 #include "manager/src/nodestatus/node_status.h"
 #include "manager/src/pluginmanager/plugin_manager.h"
+#include "manager/src/pod_admission.h"
 #include "manager/src/pod_manager.h"
 #include "manager/src/podresources/podresources_server.h"
 #include "manager/src/resourceapi/local_api.h"
@@ -492,24 +493,6 @@ int main(int argc, char** argv) {
   // period (the kubelet's reconcile loop), once the pod source is ready (above).
   DraReconciler reconciler(dra->get(), &pods, reconcile_period);
 
-  absl::StatusOr<std::unique_ptr<kdp::manager::resourceapi::LocalApi>> local_api =
-      kdp::manager::resourceapi::LocalApi::Start(&resources, [&] {
-        kdp::manager::resourceapi::LocalApiOptions options;
-        options.kubelet_root = kubelet_root;
-        options.port = resource_api_port;
-        return options;
-      }());
-  if (!local_api.ok()) {
-    KDP_LOG_ERROR("Local resource API failed to start", "err", local_api.status().ToString());
-    return 1;
-  }
-  const std::string kubeconfig = (*local_api)->kubeconfig_path();
-  // The Node's status as the kubelet reports it: machine resources (the CPUs of the topology the
-  // manager uses, fake or live) and every device-plugin resource's capacity and allocatable.
-  kdp::manager::MachineResources machine = kdp::manager::ReadMachineResources(kubelet_root);
-  int64_t topology_cpus = 0;
-  for (const auto& [node, cpus] : numa_cpus) topology_cpus += static_cast<int64_t>(cpus.size());
-  if (topology_cpus > 0) machine.cpus = topology_cpus;
   // The pods the manager runs, as Pods in the local API (the kubelet's status manager), with the
   // events the scheduler and the kubelet post about them.
   kdp::manager::EventRecorder events(&resources);
@@ -526,6 +509,29 @@ int main(int argc, char** argv) {
          }
          return "Unknown";
        }});
+  // Pods created and deleted through the local API take kdpctl's path: one admission.
+  kdp::manager::PodAdmission admission(
+      &pods,
+      {.node_name = node_name, .status = &pod_status, .events = &events, .persister = &persister});
+  absl::StatusOr<std::unique_ptr<kdp::manager::resourceapi::LocalApi>> local_api =
+      kdp::manager::resourceapi::LocalApi::Start(&resources, [&] {
+        kdp::manager::resourceapi::LocalApiOptions options;
+        options.kubelet_root = kubelet_root;
+        options.port = resource_api_port;
+        options.server.pods = &admission;
+        return options;
+      }());
+  if (!local_api.ok()) {
+    KDP_LOG_ERROR("Local resource API failed to start", "err", local_api.status().ToString());
+    return 1;
+  }
+  const std::string kubeconfig = (*local_api)->kubeconfig_path();
+  // The Node's status as the kubelet reports it: machine resources (the CPUs of the topology the
+  // manager uses, fake or live) and every device-plugin resource's capacity and allocatable.
+  kdp::manager::MachineResources machine = kdp::manager::ReadMachineResources(kubelet_root);
+  int64_t topology_cpus = 0;
+  for (const auto& [node, cpus] : numa_cpus) topology_cpus += static_cast<int64_t>(cpus.size());
+  if (topology_cpus > 0) machine.cpus = topology_cpus;
   kdp::manager::NodeStatusUpdater node_status(
       &resources, {.node_name = node_name,
                    .machine = machine,
@@ -547,7 +553,9 @@ int main(int argc, char** argv) {
   plugin_manager.AddHandler(kdp::manager::pluginmanager::kDevicePlugin, &device_plugin_handler);
   plugin_manager.AddHandler(kdp::manager::pluginmanager::kDRAPlugin, &dra_plugins);
 
-  kdp::manager::PodResourcesServer podresources(&pods, &devices);
+  kdp::manager::PodResourcesServer podresources(
+      &pods, &devices,
+      [&claim_controller](const kdp::manager::Pod& pod) { return claim_controller.Describe(pod); });
   kdp::manager::AdminServer admin(&pods, &devices,
                                   {.resources = &resources,
                                    .claims = &claim_controller,
@@ -558,8 +566,7 @@ int main(int argc, char** argv) {
                                    .resource_api_url = (*local_api)->url(),
                                    .kubeconfig = kubeconfig,
                                    .numa_cpus = std::move(numa_cpus),
-                                   .pods_changed = [&pod_status] { pod_status.Sync(); },
-                                   .events = &events});
+                                   .admission = &admission});
 
   if (absl::Status started = devices.Start(); !started.ok()) {
     KDP_LOG_ERROR("Device manager failed to start", "err", started.ToString());

@@ -16,8 +16,10 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/synchronization/notification.h"
+#include "common/unix_socket.h"
 #include "dra/v1/api.grpc.pb.h"
 #include "kdp/cdi.h"
+#include "podresources/v1/api.grpc.pb.h"
 #include "tests/integration/dra_fixture.h"
 #include "tests/integration/hung_dra_plugin.h"
 
@@ -100,6 +102,41 @@ TEST_F(DraE2E, TemplateClaimIsPreparedAndCleanedUpWithItsPod) {
   EXPECT_EQ(listed["dra-trainer"]["claims"], pod["claims"]);
   EXPECT_THAT(ContainerCdiDevices(listed["dra-trainer"], "trainer"),
               UnorderedElementsAreArray(cdi_ids));
+
+  // PodResources (as a 1.34 kubelet, which monitoring agents read): the container's claim with
+  // its devices and their CDI IDs, by List and by Get.
+  auto podresources = v1::PodResourcesLister::NewStub(grpc::CreateChannel(
+      UnixTarget(Root() + "/pod-resources/kubelet.sock"), grpc::InsecureChannelCredentials()));
+  grpc::ClientContext list_context;
+  v1::ListPodResourcesResponse list;
+  ASSERT_TRUE(podresources->List(&list_context, v1::ListPodResourcesRequest(), &list).ok());
+  ASSERT_EQ(list.pod_resources_size(), 1);
+  grpc::ClientContext get_context;
+  v1::GetPodResourcesRequest get;
+  get.set_pod_name("dra-trainer");
+  get.set_pod_namespace("default");
+  v1::GetPodResourcesResponse pod_resources_got;
+  ASSERT_TRUE(podresources->Get(&get_context, get, &pod_resources_got).ok());
+  for (const v1::PodResources& resources :
+       {list.pod_resources(0), pod_resources_got.pod_resources()}) {
+    ASSERT_EQ(resources.containers_size(), 1);
+    const v1::ContainerResources& trainer = resources.containers(0);
+    EXPECT_EQ(trainer.name(), "trainer");
+    EXPECT_EQ(trainer.devices_size(), 0);  // no device-plugin devices
+    ASSERT_EQ(trainer.dynamic_resources_size(), 1);
+    const v1::DynamicResource& dynamic = trainer.dynamic_resources(0);
+    EXPECT_EQ(dynamic.claim_name(), claim_name);
+    EXPECT_EQ(dynamic.claim_namespace(), "default");
+    std::set<std::string> devices;
+    std::vector<std::string> ids;
+    for (const v1::ClaimResource& resource : dynamic.claim_resources()) {
+      EXPECT_EQ(resource.driver_name(), "gpu.example.com");
+      devices.insert(absl::StrCat(resource.pool_name(), "/", resource.device_name()));
+      for (const v1::CDIDevice& cdi : resource.cdi_devices()) ids.push_back(cdi.name());
+    }
+    EXPECT_EQ(devices, ClaimDevices(pod));
+    EXPECT_THAT(ids, UnorderedElementsAreArray(cdi_ids));
+  }
 
   // The DRA manager's cache: one prepared claim referencing the pod.
   nlohmann::json prepared = PreparedClaims();

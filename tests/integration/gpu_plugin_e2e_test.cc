@@ -99,7 +99,11 @@ TEST_F(GpuPluginE2E, DeletingAPodFreesItsDevices) {
 
 TEST_F(GpuPluginE2E, RefusesASecondPodWithTheSameNameOrUid) {
   ASSERT_EQ(Apply(GpuPod("same", 1)).exit_code, 0);
-  KdpctlResult again = Apply(GpuPod("same", 1));
+  // Applied again as it runs: unchanged, as kubectl apply says; changed: refused.
+  KdpctlResult unchanged = Apply(GpuPod("same", 1));
+  EXPECT_EQ(unchanged.exit_code, 0) << unchanged.err;
+  EXPECT_THAT(unchanged.out, ::testing::HasSubstr("\"unchanged\"")) << unchanged.out;
+  KdpctlResult again = Apply(GpuPod("same", 2));
   EXPECT_EQ(again.exit_code, 1);
   EXPECT_THAT(again.err, ::testing::HasSubstr("pod default/same already exists"));
 

@@ -17,6 +17,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -203,6 +204,87 @@ TEST_F(KubectlE2E, EveryVersionAppliesTheDraManifestsTwiceAndExplains) {
                                                  absl::StrCat(manifests, "/deviceclass.yaml")});
   EXPECT_NE(ssa.exit_code, 0);
   EXPECT_THAT(ssa.err, HasSubstr("Server-side apply not available on the server"));
+}
+
+// One admission path: a Pod created with kubectl is admitted as kdpctl admits one (its claim made
+// from the template, allocated, prepared: Running with status.resourceClaimStatuses and a CDI
+// spec), applied again it is unchanged, a pod that cannot fit is Failed with the kubelet's reason
+// and a Warning event, and kubectl delete frees the devices and the CDI spec.
+TEST_F(KubectlE2E, EveryVersionRunsAPodWithAClaimAndDeleteFreesIt) {
+  ASSERT_NO_FATAL_FAILURE(StartAll());
+  const std::string manifests = ManifestsDir();
+  for (const std::string& version : versions_) {
+    SCOPED_TRACE("kubectl " + version);
+    for (const char* file : {"deviceclass.yaml", "claim-template.yaml"}) {
+      CommandResult applied = Kubectl(version, {"apply", "-f", absl::StrCat(manifests, "/", file)});
+      ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err;
+    }
+    // examples/dra-driver/manifests/pod.yaml under a name of this version's.
+    const std::string pod = absl::StrCat("dra-trainer-", absl::StrReplaceAll(version, {{".", ""}}));
+    const std::string path = root_.Path(pod + ".yaml");
+    {
+      std::ofstream out(path);
+      out << absl::StrReplaceAll(ReadFile(manifests + "/pod.yaml"),
+                                 {{"name: dra-trainer", "name: " + pod}});
+    }
+    CommandResult created = Kubectl(version, {"apply", "-f", path});
+    ASSERT_EQ(created.exit_code, 0) << created.out << created.err << DriverLogs();
+    EXPECT_THAT(created.out, HasSubstr(absl::StrCat("pod/", pod, " created")));
+    CommandResult again = Kubectl(version, {"apply", "-f", path});
+    ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
+    EXPECT_THAT(again.out, HasSubstr(absl::StrCat("pod/", pod, " unchanged")));
+    CommandResult ready = Kubectl(
+        version, {"wait", "--for=condition=Ready", absl::StrCat("pod/", pod), "--timeout=30s"});
+    EXPECT_EQ(ready.exit_code, 0) << ready.out << ready.err;
+    CommandResult status =
+        Kubectl(version, {"get", "pod", pod, "-o",
+                          "jsonpath={.status.phase} {.status.resourceClaimStatuses[0].name} "
+                          "{.status.resourceClaimStatuses[0].resourceClaimName}"});
+    ASSERT_EQ(status.exit_code, 0) << status.err;
+    EXPECT_THAT(status.out, ContainsRegex(absl::StrCat("^Running gpus ", pod, "-gpus-[a-z0-9]+$")));
+    EXPECT_EQ(CdiSpecs().size(), 1u);
+    // kdpctl sees the same pod, with its CDI devices.
+    KdpctlResult listed = Kdpctl({"get", "pods"});
+    ASSERT_EQ(listed.exit_code, 0) << listed.err;
+    EXPECT_THAT(listed.out, HasSubstr(pod));
+
+    CommandResult deleted = Kubectl(version, {"delete", "pod", pod});
+    ASSERT_EQ(deleted.exit_code, 0) << deleted.out << deleted.err;
+    EXPECT_THAT(deleted.out, HasSubstr(absl::StrCat("pod \"", pod, "\" deleted")));
+    EXPECT_TRUE(CdiSpecs().empty());
+    CommandResult gone = Kubectl(version, {"get", "pod", pod});
+    EXPECT_NE(gone.exit_code, 0);
+    EXPECT_THAT(gone.err, HasSubstr(absl::StrCat("pods \"", pod, "\" not found")));
+  }
+
+  // A pod asking for a device-plugin resource no plugin serves: Failed, OutOf<resource>, with the
+  // kubelet's Warning event, shown by describe; deleting it is allowed as for any pod.
+  const std::string version = versions_.back();
+  const std::string big = root_.Path("big.yaml");
+  {
+    std::ofstream out(big);
+    out << "apiVersion: v1\nkind: Pod\nmetadata:\n  name: big\nspec:\n  containers:\n"
+           "  - name: main\n    image: x\n    resources:\n      limits:\n"
+           "        example.com/gpu: 1\n";
+  }
+  CommandResult created = Kubectl(version, {"create", "-f", big});
+  ASSERT_EQ(created.exit_code, 0) << created.out << created.err;
+  CommandResult pods = Kubectl(version, {"get", "pod", "big"});
+  ASSERT_EQ(pods.exit_code, 0) << pods.err;
+  EXPECT_THAT(pods.out, ContainsRegex("big +0/1 +OutOfexample.com/gpu +0"));
+  CommandResult events = Kubectl(
+      version, {"get", "events", "--field-selector", "involvedObject.name=big,type=Warning"});
+  ASSERT_EQ(events.exit_code, 0) << events.err;
+  EXPECT_THAT(events.out, ContainsRegex("Warning +OutOfexample.com/gpu +pod/big"));
+  CommandResult described = Kubectl(version, {"describe", "pod", "big"});
+  ASSERT_EQ(described.exit_code, 0) << described.err;
+  EXPECT_THAT(described.out, ContainsRegex("Status: +Failed"));
+  EXPECT_THAT(described.out, ContainsRegex("Warning +OutOfexample.com/gpu"));
+  CommandResult twice = Kubectl(version, {"create", "-f", big});
+  EXPECT_NE(twice.exit_code, 0);
+  EXPECT_THAT(twice.err, HasSubstr("pods \"big\" already exists"));
+  CommandResult deleted = Kubectl(version, {"delete", "pod", "big"});
+  EXPECT_EQ(deleted.exit_code, 0) << deleted.out << deleted.err;
 }
 
 TEST_F(KubectlE2E, AWrongTokenOrAnUntrustedServerIsRefused) {

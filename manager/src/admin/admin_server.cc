@@ -11,7 +11,6 @@
 #include "common/logging.h"
 #include "common/status_macros.h"
 #include "manager/src/admin/manifest.h"
-#include "manager/src/events/event_recorder.h"
 #include "manager/src/pod/pod_manifest.h"
 #include "manager/src/resourceapi/codec.h"
 #include "manager/src/resourceapi/conversion.h"
@@ -281,31 +280,15 @@ void AdminServer::AddDraStatus(kdp::admin::v1::NodeStatus* status) const {
   }
 }
 
-void AdminServer::AfterAdmission(const AdmitResult& result) {
-  if (!result.admitted && dra_.events != nullptr) {
-    // The scheduler reports what it could not place (claims); the kubelet its admission errors.
-    const bool scheduler = result.reason == "FailedScheduling";
-    dra_.events->Record(
-        {.kind = "Pod",
-         .namespace_ = result.pod.pod.namespace_,
-         .name = result.pod.pod.name,
-         .uid = result.pod.pod.uid},
-        {.component = scheduler ? "default-scheduler" : "kubelet",
-         .host = scheduler || dra_.resources == nullptr ? "" : dra_.resources->node_name()},
-        kEventWarning, result.reason, result.message);
-  }
-  if (dra_.pods_changed) dra_.pods_changed();
-}
-
 grpc::Status AdminServer::ApplyPod(grpc::ServerContext*,
                                    const kdp::admin::v1::ApplyPodRequest* request,
                                    kdp::admin::v1::ApplyPodResponse* response) {
   absl::StatusOr<Pod> pod = ParsePodManifest(
       request->manifest(), request->source().empty() ? "manifest" : request->source());
   if (!pod.ok()) return ToGrpcStatus(pod.status());
-  absl::StatusOr<AdmitResult> result = pods_->Admit(std::move(*pod));
+  absl::StatusOr<AdmitResult> result =
+      admission_->Admit(std::move(*pod), nullptr, /*retry_refused=*/true);
   if (!result.ok()) return ToGrpcStatus(result.status());
-  AfterAdmission(*result);
   response->set_admitted(result->admitted);
   response->set_reason(result->reason);
   response->set_message(result->message);
@@ -326,23 +309,10 @@ grpc::Status AdminServer::DeletePod(grpc::ServerContext*,
                                     kdp::admin::v1::DeletePodResponse* response) {
   const std::string pod_namespace =
       request->namespace_().empty() ? std::string("default") : request->namespace_();
-  absl::StatusOr<std::string> uid = pods_->Delete(pod_namespace, request->name());
-  if (dra_.pods_changed) dra_.pods_changed();
-  if (!uid.ok()) return ToGrpcStatus(uid.status());
-  response->set_uid(*uid);
-  if (dra_.persister != nullptr) {
-    // The deletion is recorded already: an error now would read as "not deleted". The released
-    // claims are written by the background writer once it can (and released again at start if
-    // the manager stops before).
-    if (absl::Status flushed = dra_.persister->Flush(); !flushed.ok()) {
-      response->set_warning(absl::StrCat(
-          "the pod is deleted, but the resource API's state could not be written yet (retried in "
-          "the background): ",
-          flushed.message()));
-      KDP_LOG_WARNING("Pod deleted; writing the resource API's state failed, retrying", "pod",
-                      absl::StrCat(pod_namespace, "/", request->name()), "err", flushed.message());
-    }
-  }
+  absl::StatusOr<PodDeletion> deleted = admission_->Delete(pod_namespace, request->name());
+  if (!deleted.ok()) return ToGrpcStatus(deleted.status());
+  response->set_uid(deleted->uid);
+  response->set_warning(deleted->warning);
   return grpc::Status::OK;
 }
 
@@ -355,6 +325,15 @@ struct ApplyItem {
   std::optional<resourceapi::Kind> resource;  // the resource.k8s.io kinds
   nlohmann::json object;                      // their v1 form
 };
+
+// The same pod as far as a manifest says: everything but the UID the parser generates and what
+// admission adds (generated claim names, terminating).
+bool SameSpec(const Pod& running, const Pod& applied) {
+  return running.namespace_ == applied.namespace_ && running.name == applied.name &&
+         running.init_containers == applied.init_containers &&
+         running.containers == applied.containers &&
+         running.resource_claims == applied.resource_claims;
+}
 
 constexpr char kSupportedKinds[] =
     "Pod (v1); DeviceClass, ResourceClaim, ResourceClaimTemplate (resource.k8s.io/v1, v1beta1)";
@@ -421,9 +400,19 @@ grpc::Status AdminServer::Apply(grpc::ServerContext*, const kdp::admin::v1::Appl
     if (item.pod.has_value()) {
       applied->set_namespace_(item.pod->namespace_);
       applied->set_name(item.pod->name);
-      absl::StatusOr<AdmitResult> result = pods_->Admit(*std::move(item.pod));
+      // kubectl apply: a running pod applied again as it is, is unchanged (a changed one is
+      // refused below: a pod's spec cannot change).
+      if (std::optional<AdmittedPod> running = pods_->Get(item.pod->namespace_, item.pod->name);
+          running.has_value() && !running->pod.terminating && SameSpec(running->pod, *item.pod)) {
+        applied->set_result("unchanged");
+        auto* pod = applied->mutable_pod();
+        pod->set_admitted(true);
+        RenderPod(*running, devices_->SharedResources(), pod->mutable_pod());
+        continue;
+      }
+      absl::StatusOr<AdmitResult> result =
+          admission_->Admit(*std::move(item.pod), nullptr, /*retry_refused=*/true);
       if (!result.ok()) return ToGrpcStatus(result.status());
-      AfterAdmission(*result);
       applied->set_result(result->admitted ? "admitted" : "rejected");
       auto* pod = applied->mutable_pod();
       pod->set_admitted(result->admitted);

@@ -16,6 +16,7 @@
 #include "manager/src/dra/manager.h"
 #include "manager/src/dra/plugin/dra_plugin_manager.h"
 #include "manager/src/pluginmanager/plugin_manager.h"
+#include "manager/src/pod_admission.h"
 #include "manager/src/pod_manager.h"
 #include "manager/src/resourceapi/persistence.h"
 #include "manager/src/resourceapi/store.h"
@@ -29,8 +30,6 @@ void ToAdminPod(const AdmittedPod& pod, kdp::admin::v1::Pod* out,
 
 // The DRA side of the node, for Apply and the status, and the machine's CPUs for GetTopology;
 // every pointer may be null (a manager without DRA) and is borrowed for the server's lifetime.
-class EventRecorder;  // events/event_recorder.h
-
 struct AdminDraSources {
   resourceapi::ObjectStore* resources = nullptr;
   resourceclaim::PodClaimController* claims = nullptr;
@@ -44,18 +43,20 @@ struct AdminDraSources {
   // Linux NUMA node number → the CPUs whose home node it is (kdp::NumaNode::cpus), for
   // GetTopology; empty when the machine could not be read (CPUs are then shown as unknown).
   std::map<int, std::vector<int>> numa_cpus = {};
-  // Called after an admission (admitted or not) and a deletion, so the local API shows the
-  // pod's state before kdpctl is answered (StatusManager::Sync); nullptr: nothing.
-  std::function<void()> pods_changed = nullptr;
-  // Where a refused admission is recorded as the kubelet or scheduler would (a Warning Event
-  // with the reason); nullptr: nowhere.
-  EventRecorder* events = nullptr;
+  // The one admission path, shared with the local API's Pods (pod_admission.h: Events, the API's
+  // Pods, the flush after a deletion). nullptr: the server admits through its own, over `pods`
+  // and `persister`, without Events or API Pods.
+  PodAdmission* admission = nullptr;
 };
 
 class AdminServer final : public kdp::admin::v1::Admin::Service {
  public:
   AdminServer(PodManager* pods, DeviceManager* devices, AdminDraSources dra = {})
-      : pods_(pods), devices_(devices), dra_(std::move(dra)) {}
+      : pods_(pods),
+        devices_(devices),
+        dra_(std::move(dra)),
+        own_admission_(pods, {.persister = dra_.persister}),
+        admission_(dra_.admission != nullptr ? dra_.admission : &own_admission_) {}
 
   grpc::Status GetStatus(grpc::ServerContext* context,
                          const kdp::admin::v1::GetStatusRequest* request,
@@ -77,8 +78,6 @@ class AdminServer final : public kdp::admin::v1::Admin::Service {
                            kdp::admin::v1::NodeTopology* response) override;
 
  private:
-  // Records a refused admission's event and lets the local API catch up.
-  void AfterAdmission(const AdmitResult& result);
   // The device registry as DeviceManager::SharedResources() returns it.
   using Registry = std::vector<std::shared_ptr<const ResourceDevices>>;
   // `resources`: a snapshot of the device registry, for health.
@@ -95,6 +94,8 @@ class AdminServer final : public kdp::admin::v1::Admin::Service {
   PodManager* const pods_;
   DeviceManager* const devices_;
   const AdminDraSources dra_;
+  PodAdmission own_admission_;
+  PodAdmission* const admission_;
 };
 
 }  // namespace kdp::manager

@@ -55,7 +55,8 @@ absl::Status RegistrationServer::Start() {
   // kubelet restarted and must register again.
   KDP_ASSIGN_OR_RETURN(int removed, RemoveSocketsIn(plugins_dir_));
   if (removed > 0) KDP_LOG_INFO("Removed stale sockets", "dir", plugins_dir_, "count", removed);
-  KDP_ASSIGN_OR_RETURN(std::unique_ptr<grpc::Server> server, ServeOnUnixSocket(socket_path_, this));
+  KDP_ASSIGN_OR_RETURN(std::unique_ptr<grpc::Server> server,
+                       ServeOnUnixSocket(socket_path_, this, kMaxHandlerThreads));
   absl::MutexLock lock(&mu_);
   server_ = std::move(server);
   KDP_LOG_INFO("Device plugin registration server listening", "socket", socket_path_);

@@ -49,6 +49,13 @@ class RegistrationServer final : public v1beta1::Registration::Service {
   [[nodiscard]] absl::Status Start();
   void Stop();
 
+  // The threads that run Register handlers: the device manager's dials in flight (at most 32,
+  // each holding its thread for up to the dial timeout) and room beside them for refusals, which
+  // take microseconds. Without a bound gRPC started a thread per queued call: +200 threads in
+  // fault.hostile_peers_test's flood under ThreadSanitizer. A call beyond it is answered
+  // RESOURCE_EXHAUSTED at once and the plugin retries, as after any failed registration.
+  static constexpr int kMaxHandlerThreads = 48;
+
   const std::string& socket_path() const { return socket_path_; }
   // True between a successful Start() and Stop(): kubelet.sock is served.
   bool serving() const;

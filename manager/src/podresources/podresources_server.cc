@@ -1,5 +1,9 @@
 #include "manager/src/podresources/podresources_server.h"
 
+#include <set>
+#include <string>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 
 namespace kdp::manager {
@@ -13,9 +17,41 @@ void AddDevice(const std::string& resource, const std::string& id, int64_t numa,
   if (numa >= 0) devices->mutable_topology()->add_nodes()->set_id(numa);
 }
 
-void FillPod(const AdmittedPod& admitted, v1::PodResources* out) {
+// The container's claims (DRA manager GetContainerClaimInfos, then the podresources server's
+// GetDynamicResources): each claim the container names, once, with every device the drivers
+// prepared for it.
+void AddDynamicResources(const Pod& pod, const Container& container,
+                         const std::vector<resourceclaim::PodClaimView>& claims,
+                         v1::ContainerResources* out) {
+  std::set<std::string> done;
+  for (const ContainerClaim& used : container.claims) {
+    if (!done.insert(used.name).second) continue;
+    for (const resourceclaim::PodClaimView& view : claims) {
+      if (view.pod_claim_name != used.name || view.claim_name.empty()) continue;
+      v1::DynamicResource* dynamic = out->add_dynamic_resources();
+      dynamic->set_claim_name(view.claim_name);
+      dynamic->set_claim_namespace(pod.namespace_);
+      for (const auto& [driver, device] : view.devices) {
+        v1::ClaimResource* resource = dynamic->add_claim_resources();
+        for (const std::string& id : device.cdi_device_ids) {
+          resource->add_cdi_devices()->set_name(id);
+        }
+        resource->set_driver_name(driver);
+        resource->set_pool_name(device.pool_name);
+        resource->set_device_name(device.device_name);
+        if (device.share_id.has_value()) resource->set_share_id(*device.share_id);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void PodResourcesServer::FillPod(const AdmittedPod& admitted, v1::PodResources* out) const {
   out->set_name(admitted.pod.name);
   out->set_namespace_(admitted.pod.namespace_);
+  std::vector<resourceclaim::PodClaimView> claims;
+  if (claims_ && !admitted.pod.resource_claims.empty()) claims = claims_(admitted.pod);
   for (const AdmittedContainer& container : admitted.containers) {
     // The kubelet reports sidecars and app containers; regular init containers have finished.
     if (container.spec.kind == ContainerKind::kInit) continue;
@@ -27,10 +63,9 @@ void FillPod(const AdmittedPod& admitted, v1::PodResources* out) {
           AddDevice(resource, id, node, resources->mutable_devices());
       }
     }
+    if (!claims.empty()) AddDynamicResources(admitted.pod, container.spec, claims, resources);
   }
 }
-
-}  // namespace
 
 grpc::Status PodResourcesServer::List(grpc::ServerContext*, const v1::ListPodResourcesRequest*,
                                       v1::ListPodResourcesResponse* response) {

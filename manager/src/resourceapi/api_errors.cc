@@ -159,6 +159,14 @@ absl::Status InvalidError(const KindInfo& kind, std::string_view name, const Fie
           {{"name", name}, {"group", kind.group}, {"kind", kind.name}, {"causes", causes}}));
 }
 
+absl::Status InvalidMessageError(const KindInfo& kind, std::string_view name,
+                                 std::string_view message) {
+  return WithStatusObject(
+      absl::StatusCode::kInvalidArgument,
+      StatusObject(422, "Invalid", message,
+                   {{"name", name}, {"group", kind.group}, {"kind", kind.name}}));
+}
+
 absl::Status BadRequestError(std::string_view message) {
   return WithStatusObject(absl::StatusCode::kInvalidArgument,
                           StatusObject(400, "BadRequest", message));

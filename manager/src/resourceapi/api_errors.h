@@ -77,6 +77,10 @@ inline constexpr char kObjectModified[] =
 // (one error as is, several as "[a, b]"), 422 with one cause per field error.
 // REQUIRES: !errors.empty().
 absl::Status InvalidError(const KindInfo& kind, std::string_view name, const FieldErrors& errors);
+// The same 422 Invalid for a message already rendered as `<Kind> "<name>" is invalid: <errors>`
+// (kdpctl's Pod parser words its errors so), without causes.
+absl::Status InvalidMessageError(const KindInfo& kind, std::string_view name,
+                                 std::string_view message);
 // apierrors.NewBadRequest: INVALID_ARGUMENT `message`, 400 reason BadRequest.
 absl::Status BadRequestError(std::string_view message);
 // 403 Forbidden: `<resource> "<name>" is forbidden: <why>` (an admission plugin's refusal).

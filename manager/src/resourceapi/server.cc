@@ -277,6 +277,34 @@ std::map<std::string, std::string> QueryParams(const httplib::Request& request) 
 }
 
 // Decodes a request body for `route` into the v1 form the store takes.
+// DeleteOptions in a DELETE's body may carry preconditions.
+Preconditions DeletePreconditions(const httplib::Request& request) {
+  Preconditions preconditions;
+  if (request.body.empty()) return preconditions;
+  Json options = Json::parse(request.body, nullptr, /*allow_exceptions=*/false);
+  if (options.is_object() && options.contains("preconditions") &&
+      options["preconditions"].is_object()) {
+    preconditions.uid = options["preconditions"].value("uid", std::string());
+    preconditions.resource_version =
+        options["preconditions"].value("resourceVersion", std::string());
+  }
+  return preconditions;
+}
+
+// ValidatePodUpdate's rule: a Pod's spec does not change once created (the few mutable fields,
+// images and tolerations, mean nothing without a container runtime). Labels and annotations do.
+absl::Status CheckPodUpdate(const Json& stored, const Json& updated) {
+  if (stored.value("spec", Json()) == updated.value("spec", Json())) return absl::OkStatus();
+  return InvalidError(
+      InfoOf(Kind::kPod), stored["metadata"].value("name", ""),
+      {Forbidden("spec",
+                 "pod updates may not change fields other than `spec.containers[*].image`,"
+                 "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,"
+                 "`spec.tolerations` (only additions to existing tolerations),"
+                 "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was "
+                 "previously negative)")});
+}
+
 absl::StatusOr<Json> Incoming(const httplib::Request& request, const Route& route) {
   const KindInfo& info = InfoOf(route.kind);
   std::string content_type = request.get_header_value("Content-Type");
@@ -692,9 +720,28 @@ void ResourceApiServer::Handle(const httplib::Request& request, httplib::Respons
     if (options->watch) return ServeWatch(route, *std::move(options), response);
     return ServeList(route, *options, response);
   }
-  // The Node and its Pods are the manager's to write (node status, admission): read-only here.
-  if (route.kind == Kind::kNode || route.kind == Kind::kPod) {
+  // The Node and the Pods' status are the manager's to write (node status, admission): read-only
+  // here. Pods are created and deleted through the manager's admission (options_.pods).
+  if (route.kind == Kind::kNode ||
+      (route.kind == Kind::kPod && (options_.pods == nullptr || route.status))) {
     return ReplyError(response, MethodNotAllowedError(info, absl::AsciiStrToLower(method)));
+  }
+  if (route.kind == Kind::kPod && method == "POST") {
+    if (!collection || route.namespace_.empty()) {
+      return ReplyError(response, MethodNotAllowedError(info, "create"));
+    }
+    absl::StatusOr<Json> body = Incoming(request, route);
+    if (!body.ok()) return ReplyError(response, body.status());
+    absl::StatusOr<Json> created = options_.pods->CreatePod(*std::move(body));
+    if (!created.ok()) return ReplyError(response, created.status());
+    return Reply(response, 201, Outgoing(route, *std::move(created)));
+  }
+  if (route.kind == Kind::kPod && method == "DELETE") {
+    if (collection) return ReplyError(response, MethodNotAllowedError(info, "deletecollection"));
+    absl::StatusOr<Json> deleted =
+        options_.pods->DeletePod(route.namespace_, route.name, DeletePreconditions(request).uid);
+    if (!deleted.ok()) return ReplyError(response, deleted.status());
+    return Reply(response, 200, Outgoing(route, *std::move(deleted)));
   }
 
   if (method == "POST") {
@@ -718,6 +765,13 @@ void ResourceApiServer::Handle(const httplib::Request& request, httplib::Respons
                         "the name of the object (", name.is_string() ? name.get<std::string>() : "",
                         ") does not match the name on the URL (", route.name, ")")));
     }
+    if (route.kind == Kind::kPod) {
+      absl::StatusOr<Json> stored = store_->Get(route.kind, route.namespace_, route.name);
+      if (!stored.ok()) return ReplyError(response, stored.status());
+      if (absl::Status allowed = CheckPodUpdate(*stored, *body); !allowed.ok()) {
+        return ReplyError(response, allowed);
+      }
+    }
     absl::StatusOr<Json> updated = route.status ? store_->UpdateStatus(route.kind, *std::move(body))
                                                 : store_->Update(route.kind, *std::move(body));
     if (!updated.ok()) return ReplyError(response, updated.status());
@@ -733,19 +787,8 @@ void ResourceApiServer::Handle(const httplib::Request& request, httplib::Respons
                    ListObject(route, store_->DeleteCollection(route.kind, route.namespace_,
                                                               options->selectors)));
     }
-    // DeleteOptions in the body may carry preconditions.
-    Preconditions preconditions;
-    if (!request.body.empty()) {
-      Json options = Json::parse(request.body, nullptr, /*allow_exceptions=*/false);
-      if (options.is_object() && options.contains("preconditions") &&
-          options["preconditions"].is_object()) {
-        preconditions.uid = options["preconditions"].value("uid", std::string());
-        preconditions.resource_version =
-            options["preconditions"].value("resourceVersion", std::string());
-      }
-    }
     absl::StatusOr<DeleteResult> deleted =
-        store_->Delete(route.kind, route.namespace_, route.name, preconditions);
+        store_->Delete(route.kind, route.namespace_, route.name, DeletePreconditions(request));
     if (!deleted.ok()) return ReplyError(response, deleted.status());
     if (!deleted->deleted) return Reply(response, 200, Outgoing(route, deleted->object));
     // genericregistry.Store.Delete: a Status naming what went, so the client knows it is gone.
@@ -813,6 +856,11 @@ void ResourceApiServer::ServePatch(const httplib::Request& request, const Route&
     const bool precondition =
         meta.value("resourceVersion", "") != current["metadata"].value("resourceVersion", "");
     Json v1 = ToV1(route.kind, route.version, *std::move(patched));
+    if (route.kind == Kind::kPod) {
+      if (absl::Status allowed = CheckPodUpdate(*stored, v1); !allowed.ok()) {
+        return ReplyError(response, allowed);
+      }
+    }
     absl::StatusOr<Json> updated = route.status ? store_->UpdateStatus(route.kind, std::move(v1))
                                                 : store_->Update(route.kind, std::move(v1));
     if (absl::IsAborted(updated.status()) && !precondition && attempt < 5) continue;

@@ -31,6 +31,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "manager/src/resourceapi/pod_writer.h"
 #include "manager/src/resourceapi/request_options.h"
 #include "manager/src/resourceapi/serving_certs.h"
 #include "manager/src/resourceapi/store.h"
@@ -66,6 +67,9 @@ struct ResourceApiServerOptions {
   int threads = 64;
   // Concurrent watches allowed; 0: threads - 8.
   int max_watches = 0;
+  // Pod creation and deletion (the manager's admission, pod_writer.h); borrowed, must outlive
+  // the server. nullptr: Pods are read-only (405).
+  PodWriter* pods = nullptr;
   // Bookmark, heartbeat and resourceVersion-wait timings of watches.
   WatchTimings watch = {};
 };

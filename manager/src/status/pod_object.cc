@@ -43,6 +43,48 @@ Json Condition(const char* type, const std::string& at) {
       {"type", type}, {"status", "True"}, {"lastProbeTime", nullptr}, {"lastTransitionTime", at}};
 }
 
+// The spec the API server keeps of `pod` (with its defaults), bound to `node_name` ("" when the
+// scheduler did not bind it).
+Json SpecOf(const Pod& pod, const std::string& node_name) {
+  Json init = Json::array();
+  Json app = Json::array();
+  for (const Container* container : ContainersInAdmissionOrder(pod)) {
+    (container->kind == ContainerKind::kApp ? app : init).push_back(ContainerSpec(*container));
+  }
+  Json spec = {{"containers", std::move(app)},
+               {"restartPolicy", "Always"},
+               {"schedulerName", "default-scheduler"},
+               {"terminationGracePeriodSeconds", 30},
+               {"dnsPolicy", "ClusterFirst"},
+               {"enableServiceLinks", true},
+               {"priority", 0},
+               {"preemptionPolicy", "PreemptLowerPriority"}};
+  if (!node_name.empty()) spec["nodeName"] = node_name;
+  if (!init.empty()) spec["initContainers"] = std::move(init);
+  if (!pod.resource_claims.empty()) {
+    Json claims = Json::array();
+    for (const PodResourceClaim& claim : pod.resource_claims) {
+      Json entry = {{"name", claim.name}};
+      if (!claim.resource_claim_name.empty()) {
+        entry["resourceClaimName"] = claim.resource_claim_name;
+      }
+      if (!claim.resource_claim_template_name.empty()) {
+        entry["resourceClaimTemplateName"] = claim.resource_claim_template_name;
+      }
+      claims.push_back(std::move(entry));
+    }
+    spec["resourceClaims"] = std::move(claims);
+  }
+  return spec;
+}
+
+Json Metadata(const Pod& pod, const std::string& at) {
+  return {{"name", pod.name},
+          {"namespace", pod.namespace_},
+          {"uid", pod.uid},
+          {"creationTimestamp", at}};
+}
+
 }  // namespace
 
 std::string QosClass(const Pod& pod) {
@@ -62,8 +104,6 @@ Json PodObject(const AdmittedPod& admitted, const std::string& node_name, absl::
                const DeviceHealthLookup& health) {
   const Pod& pod = admitted.pod;
   const std::string at = resourceapi::KubeTime(started);
-  Json init = Json::array();
-  Json app = Json::array();
   Json init_statuses = Json::array();
   Json app_statuses = Json::array();
   for (const AdmittedContainer& container : admitted.containers) {
@@ -93,32 +133,7 @@ Json PodObject(const AdmittedPod& admitted, const std::string& node_name, absl::
     }
     if (!allocated.empty()) status["allocatedResourcesStatus"] = std::move(allocated);
     const bool is_init = container.spec.kind != ContainerKind::kApp;
-    (is_init ? init : app).push_back(ContainerSpec(container.spec));
     (is_init ? init_statuses : app_statuses).push_back(std::move(status));
-  }
-  Json spec = {{"nodeName", node_name},
-               {"containers", std::move(app)},
-               {"restartPolicy", "Always"},
-               {"schedulerName", "default-scheduler"},
-               {"terminationGracePeriodSeconds", 30},
-               {"dnsPolicy", "ClusterFirst"},
-               {"enableServiceLinks", true},
-               {"priority", 0},
-               {"preemptionPolicy", "PreemptLowerPriority"}};
-  if (!init.empty()) spec["initContainers"] = std::move(init);
-  if (!pod.resource_claims.empty()) {
-    Json claims = Json::array();
-    for (const PodResourceClaim& claim : pod.resource_claims) {
-      Json entry = {{"name", claim.name}};
-      if (!claim.resource_claim_name.empty()) {
-        entry["resourceClaimName"] = claim.resource_claim_name;
-      }
-      if (!claim.resource_claim_template_name.empty()) {
-        entry["resourceClaimTemplateName"] = claim.resource_claim_template_name;
-      }
-      claims.push_back(std::move(entry));
-    }
-    spec["resourceClaims"] = std::move(claims);
   }
   Json status = {{"phase", "Running"},
                  {"conditions",
@@ -140,13 +155,59 @@ Json PodObject(const AdmittedPod& admitted, const std::string& node_name, absl::
   }
   return {{"apiVersion", "v1"},
           {"kind", "Pod"},
-          {"metadata",
-           {{"name", pod.name},
-            {"namespace", pod.namespace_},
-            {"uid", pod.uid},
-            {"creationTimestamp", at}}},
-          {"spec", std::move(spec)},
+          {"metadata", Metadata(pod, at)},
+          {"spec", SpecOf(pod, node_name)},
           {"status", std::move(status)}};
+}
+
+Json RejectedPodObject(const AdmitResult& result, const std::string& node_name, absl::Time at) {
+  const Pod& pod = result.pod.pod;
+  const std::string time = resourceapi::KubeTime(at);
+  const bool unscheduled = result.reason == "FailedScheduling";
+  Json status;
+  if (unscheduled) {
+    // The scheduler's condition; the pod stays Pending (kdp's scheduler does not retry it).
+    status = {{"phase", "Pending"},
+              {"conditions", Json::array({{{"type", "PodScheduled"},
+                                           {"status", "False"},
+                                           {"lastProbeTime", nullptr},
+                                           {"lastTransitionTime", time},
+                                           {"reason", "Unschedulable"},
+                                           {"message", result.message}}})},
+              {"qosClass", QosClass(pod)}};
+  } else {
+    // kubelet.rejectPod: the phase, reason and message it writes, nothing more.
+    status = {{"phase", "Failed"},
+              {"reason", result.reason},
+              {"message", absl::StrCat("Pod was rejected: ", result.message)},
+              {"qosClass", QosClass(pod)}};
+  }
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", Metadata(pod, time)},
+          {"spec", SpecOf(pod, unscheduled ? "" : node_name)},
+          {"status", std::move(status)}};
+}
+
+Json WithSubmitted(Json object, const Json& submitted) {
+  if (!submitted.is_object()) return object;
+  Json out = submitted;
+  out["apiVersion"] = object["apiVersion"];
+  out["kind"] = object["kind"];
+  Json& meta = out["metadata"];
+  if (!meta.is_object()) meta = Json::object();
+  for (const char* key : {"name", "namespace", "uid", "creationTimestamp"}) {
+    meta[key] = object["metadata"][key];
+  }
+  meta.erase("resourceVersion");
+  Json& spec = out["spec"];
+  if (!spec.is_object()) spec = Json::object();
+  for (const auto& [key, value] : object["spec"].items()) {
+    // The binding is the manager's, whatever the client asked for.
+    if (!spec.contains(key) || key == "nodeName") spec[key] = value;
+  }
+  out["status"] = std::move(object["status"]);
+  return out;
 }
 
 }  // namespace kdp::manager

@@ -30,6 +30,19 @@ using DeviceHealthLookup =
 nlohmann::json PodObject(const AdmittedPod& pod, const std::string& node_name, absl::Time started,
                          const DeviceHealthLookup& health);
 
+// The Pod for a pod the manager refused (`result.admitted` false), as the cluster shows it: the
+// kubelet's rejection (phase Failed, its reason, message "Pod was rejected: <message>",
+// spec.nodeName set), or the scheduler's (reason FailedScheduling: phase Pending, PodScheduled
+// False with reason Unschedulable and the message, no nodeName). `at` is its creationTimestamp.
+nlohmann::json RejectedPodObject(const AdmitResult& result, const std::string& node_name,
+                                 absl::Time at);
+
+// `object` (PodObject or RejectedPodObject) written over the Pod an API client sent: the client's
+// metadata (labels, annotations) and spec are kept, the manager's identity fields (name,
+// namespace, uid, creationTimestamp), the spec fields the client left out (nodeName and the API
+// server's defaults) and the status are the manager's. `submitted` null: `object` unchanged.
+nlohmann::json WithSubmitted(nlohmann::json object, const nlohmann::json& submitted);
+
 // The pod's QoS class as the API server computes it (qos.GetPodQOS) from cpu and memory:
 // "Guaranteed" when every container limits both with requests equal to the limits,
 // "BestEffort" when no container requests or limits either, "Burstable" otherwise. Only limits

@@ -38,10 +38,14 @@ int StatusManager::Sync() {
   int changes = 0;
   // Every pod the manager has, terminating ones included (the API keeps what it had of those
   // until their deletion completes).
-  std::set<std::pair<std::string, std::string>> known;
+  std::set<std::pair<std::string, std::string>> known = rejected_;
+  std::set<std::string> uids;
   for (const AdmittedPod& pod : options_.pods()) {
     known.insert({pod.pod.namespace_, pod.pod.name});
+    uids.insert(pod.pod.uid);
     if (pod.pod.terminating) continue;
+    const auto submitted = submitted_.find(pod.pod.uid);
+    const Json& sent = submitted == submitted_.end() ? Json() : submitted->second;
     absl::StatusOr<Json> existing = store_->Get(Kind::kPod, pod.pod.namespace_, pod.pod.name);
     if (existing.ok() && (*existing)["metadata"].value("uid", "") != pod.pod.uid) {
       // Another pod of that name ran before (deleted while the manager was down).
@@ -49,7 +53,7 @@ int StatusManager::Sync() {
       existing = absl::NotFoundError("replaced");
     }
     if (!existing.ok()) {
-      Json object = PodObject(pod, options_.node_name, now, options_.health);
+      Json object = WithSubmitted(PodObject(pod, options_.node_name, now, options_.health), sent);
       absl::StatusOr<Json> created = store_->CreateKeepingUid(Kind::kPod, object);
       absl::StatusOr<Json> written =
           created.ok() ? store_->UpdateStatus(Kind::kPod, object) : created.status();
@@ -78,6 +82,11 @@ int StatusManager::Sync() {
     update["status"] = std::move(desired["status"]);
     if (store_->UpdateStatus(Kind::kPod, std::move(update)).ok()) ++changes;
   }
+  // What clients sent of pods that are gone, or whose admission failed before they ran.
+  for (auto it = submitted_.begin(); it != submitted_.end();) {
+    const bool kept = uids.contains(it->first) || pending_.contains(it->first);
+    it = kept ? std::next(it) : submitted_.erase(it);
+  }
   for (const Json& object : store_->List(Kind::kPod, "").items) {
     const std::string namespace_ = object["metadata"].value("namespace", "");
     const std::string name = object["metadata"].value("name", "");
@@ -85,6 +94,61 @@ int StatusManager::Sync() {
     if (store_->Delete(Kind::kPod, namespace_, name).ok()) ++changes;
   }
   return changes;
+}
+
+void StatusManager::SetSubmitted(const std::string& uid, Json object) {
+  absl::MutexLock lock(&sync_mu_);
+  submitted_[uid] = std::move(object);
+  pending_.insert(uid);
+}
+
+void StatusManager::EndAdmission(const std::string& uid, bool admitted) {
+  absl::MutexLock lock(&sync_mu_);
+  pending_.erase(uid);
+  if (!admitted) submitted_.erase(uid);
+}
+
+absl::Status StatusManager::RecordRejected(const AdmitResult& result, Json submitted) {
+  absl::MutexLock lock(&sync_mu_);
+  const Pod& pod = result.pod.pod;
+  const absl::Time now = options_.now ? options_.now() : absl::Now();
+  Json object =
+      WithSubmitted(RejectedPodObject(result, options_.node_name, now), std::move(submitted));
+  // A Pod of that name still shown (a pod deleted a moment ago whose Sync has not run) goes.
+  if (absl::StatusOr<Json> existing = store_->Get(Kind::kPod, pod.namespace_, pod.name);
+      existing.ok()) {
+    (void)store_->Delete(Kind::kPod, pod.namespace_, pod.name);
+  }
+  absl::StatusOr<Json> created = store_->CreateKeepingUid(Kind::kPod, object);
+  if (!created.ok()) return created.status();
+  rejected_.insert({pod.namespace_, pod.name});
+  absl::StatusOr<Json> written = store_->UpdateStatus(Kind::kPod, std::move(object));
+  return written.status();
+}
+
+absl::StatusOr<Json> StatusManager::Rejected(const std::string& namespace_,
+                                             const std::string& name) const {
+  absl::MutexLock lock(&sync_mu_);
+  if (!rejected_.contains({namespace_, name})) {
+    return absl::NotFoundError(absl::StrCat("pod ", namespace_, "/", name, " was not refused"));
+  }
+  return store_->Get(Kind::kPod, namespace_, name);
+}
+
+absl::StatusOr<Json> StatusManager::DeleteRejected(const std::string& namespace_,
+                                                   const std::string& name) {
+  absl::MutexLock lock(&sync_mu_);
+  if (rejected_.erase({namespace_, name}) == 0) {
+    return absl::NotFoundError(absl::StrCat("pod ", namespace_, "/", name, " not found"));
+  }
+  absl::StatusOr<resourceapi::DeleteResult> deleted = store_->Delete(Kind::kPod, namespace_, name);
+  if (!deleted.ok()) return deleted.status();
+  return std::move(deleted->object);
+}
+
+absl::StatusOr<Json> StatusManager::Get(const std::string& namespace_,
+                                        const std::string& name) const {
+  return store_->Get(Kind::kPod, namespace_, name);
 }
 
 void StatusManager::Start() {

@@ -2,18 +2,23 @@
 // kubelet's status manager (pkg/kubelet/status) writes each pod's status to the API server: a pod
 // the manager admitted appears (created Pending, then its Running status from pod_object.h, with
 // a Scheduled event), its status follows its devices' health, and a pod the manager no longer
-// runs is deleted. Sync runs every period on its own thread, and whenever a caller wants the API
-// up to date at once (after an admission or a deletion).
+// runs is deleted. A pod the manager refused stays, Failed, until it is deleted (RecordRejected).
+// Sync runs every period on its own thread, and whenever a caller wants the API up to date at once
+// (after an admission or a deletion).
 //
 // Thread-safety: thread-safe (Sync calls are serialised; Start and Stop from any thread).
 #ifndef KDP_MANAGER_SRC_STATUS_STATUS_MANAGER_H_
 #define KDP_MANAGER_SRC_STATUS_STATUS_MANAGER_H_
 
 #include <functional>
+#include <map>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/periodic_thread.h"
@@ -47,12 +52,44 @@ class StatusManager {
   // Brings the API's Pods in step now; returns how many it created, changed or deleted.
   int Sync() ABSL_LOCKS_EXCLUDED(sync_mu_);
 
+  // The Pod object an API client sent for the pod with `uid`: the API's Pod is written from it
+  // (its labels, annotations, kubectl's last-applied configuration and spec as sent, the
+  // kubelet's defaults and status added), as the API server stores what it was given. Forgotten
+  // when the pod is gone. Call before the admission, and EndAdmission after it.
+  void SetSubmitted(const std::string& uid, nlohmann::json object) ABSL_LOCKS_EXCLUDED(sync_mu_);
+  // The admission of `uid` ended: its object is kept while the pod runs (`admitted`), else
+  // dropped.
+  void EndAdmission(const std::string& uid, bool admitted) ABSL_LOCKS_EXCLUDED(sync_mu_);
+  // Shows a pod the manager refused (`result.admitted` false) as a cluster shows it until it is
+  // deleted: Failed with the kubelet's reason and "Pod was rejected: <message>", or, for the
+  // scheduler's FailedScheduling, Pending with PodScheduled False (Unschedulable). `submitted`:
+  // as SetSubmitted, or null. The store's error when it cannot be written.
+  [[nodiscard]] absl::Status RecordRejected(const AdmitResult& result, nlohmann::json submitted)
+      ABSL_LOCKS_EXCLUDED(sync_mu_);
+  // The API object of a refused pod; NOT_FOUND when that pod was not refused (or is deleted).
+  [[nodiscard]] absl::StatusOr<nlohmann::json> Rejected(const std::string& namespace_,
+                                                        const std::string& name) const
+      ABSL_LOCKS_EXCLUDED(sync_mu_);
+  // Removes a refused pod from the API; returns its object. NOT_FOUND when there is none.
+  [[nodiscard]] absl::StatusOr<nlohmann::json> DeleteRejected(const std::string& namespace_,
+                                                              const std::string& name)
+      ABSL_LOCKS_EXCLUDED(sync_mu_);
+  // The API's Pod of that name (running or refused); the store's NOT_FOUND otherwise.
+  [[nodiscard]] absl::StatusOr<nlohmann::json> Get(const std::string& namespace_,
+                                                   const std::string& name) const;
+
  private:
   resourceapi::ObjectStore* const store_;
   EventRecorder* const events_;
   const StatusManagerOptions options_;
 
-  absl::Mutex sync_mu_;
+  mutable absl::Mutex sync_mu_;
+  // uid -> the object an API client sent (SetSubmitted).
+  std::map<std::string, nlohmann::json> submitted_ ABSL_GUARDED_BY(sync_mu_);
+  // UIDs set but not yet admitted (kept by Sync while their admission runs).
+  std::set<std::string> pending_ ABSL_GUARDED_BY(sync_mu_);
+  // (namespace, name) of the refused pods shown in the API.
+  std::set<std::pair<std::string, std::string>> rejected_ ABSL_GUARDED_BY(sync_mu_);
   PeriodicThread thread_;
 };
 

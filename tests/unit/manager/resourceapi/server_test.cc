@@ -8,11 +8,13 @@
 #include <thread>
 
 #include "common/durable_file.h"
+#include "common/status_macros.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
 #include "k8s/api/resource/v1/generated.pb.h"
 #include "k8s/api/resource/v1beta1/generated.pb.h"
+#include "manager/src/resourceapi/api_errors.h"
 #include "tests/unit/manager/resourceapi/protobuf_body_builder.h"
 #include "tests/unit/manager/resourceapi/test_tls.h"
 
@@ -737,6 +739,90 @@ TEST_F(ResourceApiServerTest, ServesCoreNamespacesPodsAndEvents) {
   EXPECT_EQ(events["items"][0]["reason"], "Started");
   EXPECT_EQ(
       Do("GET", "/api/v1/events?fieldSelector=involvedObject.name%3Dq").second["items"].size(), 0u);
+}
+
+// A PodWriter that stores what it is given, Running, as the manager's admission would; "refuse-*"
+// pods are refused with a 422, as an invalid pod is.
+class RecordingPodWriter final : public PodWriter {
+ public:
+  explicit RecordingPodWriter(ObjectStore* store) : store_(store) {}
+  absl::StatusOr<Json> CreatePod(Json pod) override {
+    const std::string name = pod["metadata"].value("name", "");
+    if (name.starts_with("refuse-")) {
+      return InvalidError(InfoOf(Kind::kPod), name, {Required("spec.containers")});
+    }
+    pod["metadata"]["uid"] = "uid-" + name;
+    pod["status"] = {{"phase", "Running"}};
+    absl::StatusOr<Json> created = store_->CreateKeepingUid(Kind::kPod, pod);
+    if (!created.ok()) return created.status();
+    return store_->UpdateStatus(Kind::kPod, pod);
+  }
+  absl::StatusOr<Json> DeletePod(const std::string& namespace_, const std::string& name,
+                                 const std::string& uid) override {
+    deleted_uid_precondition = uid;
+    KDP_ASSIGN_OR_RETURN(DeleteResult deleted, store_->Delete(Kind::kPod, namespace_, name));
+    return deleted.object;
+  }
+  std::string deleted_uid_precondition;
+
+ private:
+  ObjectStore* const store_;
+};
+
+class ResourceApiServerPodsTest : public ResourceApiServerPatchTest {
+ protected:
+  void SetUp() override {
+    server_ = std::make_unique<ResourceApiServer>(
+        &store_, ResourceApiServerOptions{
+                     .token = kToken, .tls = TestCertificates(), .threads = 4, .pods = &writer_});
+    ASSERT_TRUE(server_->Start().ok());
+    client_ = NewHttpsClient(server_->port());
+    client_->set_bearer_token_auth(kToken);
+  }
+  RecordingPodWriter writer_{&store_};
+};
+
+TEST_F(ResourceApiServerPodsTest, PodsAreCreatedAndDeletedThroughTheManagersAdmission) {
+  const Json pod = Json::parse(R"({"apiVersion": "v1", "kind": "Pod",
+      "metadata": {"name": "p", "labels": {"a": "1"}},
+      "spec": {"containers": [{"name": "main", "image": "x"}]}})");
+  auto [code, created] = Do("POST", "/api/v1/namespaces/default/pods", pod);
+  ASSERT_EQ(code, 201) << created.dump();
+  EXPECT_EQ(created["metadata"]["namespace"], "default");  // from the URL
+  EXPECT_EQ(created["status"]["phase"], "Running");
+  // The writer's refusal is the answer.
+  auto [refused, status] = Do("POST", "/api/v1/namespaces/default/pods",
+                              Json::parse(R"({"metadata": {"name": "refuse-me"}})"));
+  EXPECT_EQ(refused, 422);
+  EXPECT_EQ(status["reason"], "Invalid");
+  // No pods outside a namespace, no deleting them all at once, no writing their status.
+  EXPECT_EQ(Do("POST", "/api/v1/pods", pod).first, 405);
+  EXPECT_EQ(Do("DELETE", "/api/v1/namespaces/default/pods").first, 405);
+  EXPECT_EQ(Do("PUT", "/api/v1/namespaces/default/pods/p/status", created).first, 405);
+
+  // Labels may change; the spec may not (ValidatePodUpdate's words).
+  auto [labelled, after_label] =
+      Patch("/api/v1/namespaces/default/pods/p", R"({"metadata":{"labels":{"b":"2"}}})",
+            "application/strategic-merge-patch+json");
+  ASSERT_EQ(labelled, 200) << after_label.dump();
+  EXPECT_EQ(after_label["metadata"]["labels"]["b"], "2");
+  EXPECT_EQ(after_label["status"]["phase"], "Running");
+  auto [respec, forbidden] =
+      Patch("/api/v1/namespaces/default/pods/p",
+            R"({"spec":{"containers":[{"name":"main","image":"y"},{"name":"new","image":"z"}]}})",
+            "application/strategic-merge-patch+json");
+  EXPECT_EQ(respec, 422);
+  EXPECT_THAT(forbidden["message"].get<std::string>(),
+              HasSubstr("Pod \"p\" is invalid: spec: Forbidden: pod updates may not change "
+                        "fields other than"));
+
+  // DELETE with a UID precondition reaches the writer.
+  httplib::Result r = client_->Delete("/api/v1/namespaces/default/pods/p",
+                                      R"({"preconditions": {"uid": "uid-p"}})", "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(writer_.deleted_uid_precondition, "uid-p");
+  EXPECT_EQ(Do("GET", "/api/v1/namespaces/default/pods/p").first, 404);
 }
 
 TEST_F(ResourceApiServerTest, AnswersTablesToClientsThatAskForThem) {

@@ -108,5 +108,89 @@ TEST_F(StatusManagerTest, APodOfTheSameNameWithAnotherUidReplacesTheOld) {
   EXPECT_EQ((*store_.Get(Kind::kPod, "default", "a"))["metadata"]["uid"], "uid-2");
 }
 
+TEST_F(StatusManagerTest, APodAnApiClientSentKeepsItsMetadataAndSpec) {
+  StatusManager manager(&store_, &events_, Options());
+  const Json sent = {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata",
+       {{"name", "a"},
+        {"namespace", "default"},
+        {"uid", "client-made"},
+        {"labels", {{"app", "train"}}},
+        {"annotations", {{"kubectl.kubernetes.io/last-applied-configuration", "{}"}}}}},
+      {"spec",
+       {{"containers",
+         {{{"name", "main"},
+           {"image", "registry.example.com/train:1"},
+           {"resources", {{"limits", {{"example.com/gpu", "1"}}}}}}}},
+        {"nodeName", "elsewhere"}}}};
+  manager.SetSubmitted("uid-a", sent);
+  SetPods({OnePod("a", "uid-a")});
+  manager.EndAdmission("uid-a", /*admitted=*/true);
+  EXPECT_EQ(manager.Sync(), 1);
+  absl::StatusOr<Json> a = manager.Get("default", "a");
+  ASSERT_TRUE(a.ok()) << a.status();
+  // The client's labels, annotations, image; the manager's uid, binding, defaults and status.
+  EXPECT_EQ((*a)["metadata"]["labels"]["app"], "train");
+  EXPECT_EQ((*a)["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"],
+            "{}");
+  EXPECT_EQ((*a)["metadata"]["uid"], "uid-a");
+  EXPECT_EQ((*a)["spec"]["containers"][0]["image"], "registry.example.com/train:1");
+  EXPECT_FALSE((*a)["spec"]["containers"][0]["resources"].contains("requests"));
+  EXPECT_EQ((*a)["spec"]["nodeName"], "node-a");
+  EXPECT_EQ((*a)["spec"]["restartPolicy"], "Always");
+  EXPECT_EQ((*a)["status"]["phase"], "Running");
+
+  // Gone: the object and what the client sent of it.
+  SetPods({});
+  EXPECT_EQ(manager.Sync(), 1);
+  SetPods({OnePod("a", "uid-a")});
+  manager.Sync();
+  EXPECT_FALSE((*manager.Get("default", "a"))["metadata"].contains("labels"));
+}
+
+TEST_F(StatusManagerTest, ARefusedPodIsFailedWithTheKubeletsReasonUntilDeleted) {
+  StatusManager manager(&store_, &events_, Options());
+  AdmitResult refused{.admitted = false,
+                      .reason = "UnexpectedAdmissionError",
+                      .message = "Allocate failed due to no healthy devices present",
+                      .pod = OnePod("big", "uid-big")};
+  ASSERT_TRUE(manager.RecordRejected(refused, nullptr).ok());
+  // Sync keeps it, though the manager does not run it.
+  manager.Sync();
+  absl::StatusOr<Json> big = manager.Rejected("default", "big");
+  ASSERT_TRUE(big.ok()) << big.status();
+  EXPECT_EQ((*big)["status"]["phase"], "Failed");
+  EXPECT_EQ((*big)["status"]["reason"], "UnexpectedAdmissionError");
+  EXPECT_EQ((*big)["status"]["message"],
+            "Pod was rejected: Allocate failed due to no healthy devices present");
+  EXPECT_EQ((*big)["spec"]["nodeName"], "node-a");
+  EXPECT_EQ((*big)["metadata"]["uid"], "uid-big");
+
+  // The scheduler's refusal: Pending, unschedulable, not bound.
+  AdmitResult unschedulable{.admitted = false,
+                            .reason = "FailedScheduling",
+                            .message = "0/1 nodes are available: claim x cannot be allocated",
+                            .pod = OnePod("claimer", "uid-c")};
+  ASSERT_TRUE(manager.RecordRejected(unschedulable, nullptr).ok());
+  absl::StatusOr<Json> claimer = manager.Rejected("default", "claimer");
+  ASSERT_TRUE(claimer.ok());
+  EXPECT_EQ((*claimer)["status"]["phase"], "Pending");
+  EXPECT_EQ((*claimer)["status"]["conditions"][0]["type"], "PodScheduled");
+  EXPECT_EQ((*claimer)["status"]["conditions"][0]["status"], "False");
+  EXPECT_EQ((*claimer)["status"]["conditions"][0]["reason"], "Unschedulable");
+  EXPECT_FALSE((*claimer)["spec"].contains("nodeName"));
+
+  // Deleted: gone from the API, and no longer a refused pod.
+  absl::StatusOr<Json> deleted = manager.DeleteRejected("default", "big");
+  ASSERT_TRUE(deleted.ok());
+  EXPECT_EQ((*deleted)["metadata"]["uid"], "uid-big");
+  EXPECT_FALSE(store_.Get(Kind::kPod, "default", "big").ok());
+  EXPECT_TRUE(absl::IsNotFound(manager.Rejected("default", "big").status()));
+  EXPECT_TRUE(absl::IsNotFound(manager.DeleteRejected("default", "big").status()));
+  EXPECT_TRUE(manager.Rejected("default", "claimer").ok());
+}
+
 }  // namespace
 }  // namespace kdp::manager
