@@ -135,3 +135,15 @@ function(kdp_linker)
     message(STATUS "kdp: ld.lld not found, linking with the default linker (install lld)")
   endif()
 endfunction()
+
+# kdp_unity(<target>): with KDP_UNITY_BUILD, compiles the library's sources in batches of 16 (one
+# translation unit per batch), so the gRPC, protobuf, Abseil and JSON headers each source
+# includes are parsed and their templates instantiated once per batch instead of once per file.
+# The CI presets turn it on: it roughly halves the libraries' compile time, which three builds
+# on two cores pay. A source whose file-local names clash with another's in the same batch is
+# kept out with the SKIP_UNITY_BUILD_INCLUSION source property.
+function(kdp_unity target)
+  if(KDP_UNITY_BUILD)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 16)
+  endif()
+endfunction()

@@ -11,13 +11,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/absl_view.h"
 #include "common/logging.h"
 
 namespace kdp::metrics {
 namespace {
-
-// Debian's Abseil has its own string_view: StrCat needs it spelled out.
-absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 [[noreturn]] void Fail(const std::string& message) {
   KDP_LOG_ERROR("Metrics programming error", "err", message);

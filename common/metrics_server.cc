@@ -10,14 +10,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/absl_view.h"
 #include "common/logging.h"
 #include "httplib.h"
 
 namespace kdp::metrics {
 namespace {
-
-// Debian's Abseil has its own string_view: StrCat needs it spelled out.
-absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 absl::Status BadAddress(std::string_view flag_name, std::string_view value, std::string_view rule) {
   return absl::InvalidArgumentError(

@@ -8,14 +8,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "common/absl_view.h"
 #include "common/resource_name.h"
 #include "common/unix_socket.h"
 
 namespace kdp {
 namespace {
-
-// Debian's Abseil has its own absl::string_view (not std::string_view): StrCat needs this.
-absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 absl::Status Invalid(std::string_view what, std::string_view value, std::string_view rule) {
   return absl::InvalidArgumentError(

@@ -21,14 +21,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "common/absl_view.h"
 #include "common/durable_file.h"
 #include "common/path_safety.h"
 
 namespace kdp::cdi {
 namespace {
-
-// Debian's Abseil has its own absl::string_view (not std::string_view): StrCat needs this.
-absl::string_view Sv(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 // ---- Versions -------------------------------------------------------------------------------
 

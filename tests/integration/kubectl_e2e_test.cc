@@ -23,6 +23,7 @@
 #include "gtest/gtest.h"
 #include "tests/integration/dra_fixture.h"
 #include "tests/testing/subprocess.h"
+#include "tests/testing/wait.h"
 
 namespace kdp::testing {
 namespace {
@@ -227,8 +228,23 @@ TEST_F(KubectlE2E, EveryVersionRunsAPodWithAClaimAndDeleteFreesIt) {
       out << absl::StrReplaceAll(ReadFile(manifests + "/pod.yaml"),
                                  {{"name: dra-trainer", "name: " + pod}});
     }
+    // kubectl get -w (server-side printing of watch events) shows the pod as it comes.
+    absl::StatusOr<std::unique_ptr<Subprocess>> watching = Subprocess::Start(
+        {absl::StrCat(kKubectlDir, "/kubectl.", version), "--kubeconfig", Kubeconfig(),
+         "--cache-dir", root_.Path("kube-cache-" + version), "get", "pods", "-w"},
+        {.env = {{"HOME", Root()}, {"KUBECONFIG", ""}}});
+    ASSERT_TRUE(watching.ok()) << watching.status();
     CommandResult created = Kubectl(version, {"apply", "-f", path});
     ASSERT_EQ(created.exit_code, 0) << created.out << created.err << DriverLogs();
+    EXPECT_TRUE(WaitUntil(
+        [&] {
+          return ::testing::Value((*watching)->Output(),
+                                  ContainsRegex(absl::StrCat(pod, " +1/1 +Running +0")));
+        },
+        absl::Seconds(20)))
+        << (*watching)->Output();
+    EXPECT_THAT((*watching)->Output(), ContainsRegex("NAME +READY +STATUS +RESTARTS +AGE"));
+    watching->reset();
     EXPECT_THAT(created.out, HasSubstr(absl::StrCat("pod/", pod, " created")));
     CommandResult again = Kubectl(version, {"apply", "-f", path});
     ASSERT_EQ(again.exit_code, 0) << again.out << again.err;
@@ -256,6 +272,24 @@ TEST_F(KubectlE2E, EveryVersionRunsAPodWithAClaimAndDeleteFreesIt) {
     EXPECT_NE(gone.exit_code, 0);
     EXPECT_THAT(gone.err, HasSubstr(absl::StrCat("pods \"", pod, "\" not found")));
   }
+
+  // A misspelt field is refused (kubectl's default --validate=strict asks for server-side
+  // Strict): `limts` would have asked for no device.
+  const std::string typo = root_.Path("typo.yaml");
+  {
+    std::ofstream out(typo);
+    out << "apiVersion: v1\nkind: Pod\nmetadata:\n  name: typo\nspec:\n  containers:\n"
+           "  - name: main\n    image: x\n    resources:\n      limts:\n"
+           "        example.com/gpu: 1\n";
+  }
+  for (const std::string& version : versions_) {
+    SCOPED_TRACE("kubectl " + version);
+    CommandResult refused = Kubectl(version, {"apply", "-f", typo});
+    EXPECT_NE(refused.exit_code, 0) << refused.out;
+    EXPECT_THAT(refused.err, HasSubstr("strict decoding error: unknown field "
+                                       "\"spec.containers[0].resources.limts\""));
+  }
+  EXPECT_NE(Kubectl(versions_.back(), {"get", "pod", "typo"}).exit_code, 0);
 
   // A pod asking for a device-plugin resource no plugin serves: Failed, OutOf<resource>, with the
   // kubelet's Warning event, shown by describe; deleting it is allowed as for any pod.

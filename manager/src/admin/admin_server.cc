@@ -14,6 +14,7 @@
 #include "manager/src/pod/pod_manifest.h"
 #include "manager/src/resourceapi/codec.h"
 #include "manager/src/resourceapi/conversion.h"
+#include "manager/src/resourceapi/field_validation.h"
 #include "manager/src/resourceapi/kinds.h"
 
 namespace kdp::manager {
@@ -341,6 +342,14 @@ constexpr char kSupportedKinds[] =
 absl::StatusOr<ApplyItem> CheckDocument(const ManifestDocument& doc, bool have_resources) {
   ApplyItem item{.kind = doc.kind, .pod = std::nullopt, .resource = std::nullopt, .object = {}};
   if (doc.kind == "Pod" && doc.api_version == "v1") {
+    // kdpctl is strict, as kubectl's default: a misspelt field is an error, not a pod that
+    // silently asks for less (field_validation.h).
+    if (std::vector<std::string> unknown =
+            resourceapi::UnknownFields(resourceapi::Kind::kPod, "v1", doc.json);
+        !unknown.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(doc.source, ": ", resourceapi::StrictDecodingError(unknown)));
+    }
     KDP_ASSIGN_OR_RETURN(item.pod, ParsePodManifestDocument(doc.node, doc.source));
     return item;
   }
@@ -364,6 +373,11 @@ absl::StatusOr<ApplyItem> CheckDocument(const ManifestDocument& doc, bool have_r
   if (!have_resources) {
     return absl::FailedPreconditionError(
         absl::StrCat(doc.source, ": kdp-manager runs without the local resource API"));
+  }
+  if (std::vector<std::string> unknown = resourceapi::UnknownFields(*kind, version, doc.json);
+      !unknown.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(doc.source, ": ", resourceapi::StrictDecodingError(unknown)));
   }
   item.resource = kind;
   item.object = resourceapi::ToV1(*kind, version, doc.json);

@@ -25,6 +25,9 @@
 
 namespace kdp::manager::resourceapi {
 
+// The media type of the JSON the API speaks (requests, answers, OpenAPI documents).
+inline constexpr char kJsonMediaType[] = "application/json";
+
 // The API server's v1 defaulting and canonical forms, applied in place before validation so the
 // stored object (and the echo a client gets) carries them: a request's (or sub-request's) empty
 // allocationMode becomes "ExactCount" and an ExactCount request without count gets count 1

@@ -13,6 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "manager/src/resourceapi/api_errors.h"
+#include "manager/src/resourceapi/codec.h"
 #include "manager/src/resourceapi/kinds.h"
 #include "manager/src/resourceapi/types.h"
 #include "openssl/evp.h"
@@ -25,7 +26,6 @@ using openapi_internal::SchemaTable;
 
 constexpr char kSchemasPrefix[] = "#/components/schemas/";
 constexpr char kMetaPrefix[] = "io.k8s.apimachinery.pkg.apis.meta.v1.";
-constexpr char kJson[] = "application/json";
 
 // The served group-versions, keyed as the /openapi/v3 index names them.
 struct GroupVersion {
@@ -344,7 +344,7 @@ Json Responses(std::initializer_list<int> codes, const std::string& schema_name,
                bool watchable = false) {
   Json responses = {{"401", {{"description", "Unauthorized"}}}};
   for (int code : codes) {
-    Json content = Body(schema_name, kJson)["content"];
+    Json content = Body(schema_name, kJsonMediaType)["content"];
     if (watchable) {
       content["application/json;stream=watch"] = {
           {"schema", Ref(absl::StrCat(kMetaPrefix, "WatchEvent"))}};
@@ -555,7 +555,7 @@ bool WantsProtobuf(absl::string_view accept) {
     if (absl::StartsWithIgnoreCase(type, "application/com.github.proto-openapi.spec.v2")) {
       return true;
     }
-    if (type == kJson || type == "*/*" || type == "application/*") return false;
+    if (type == kJsonMediaType || type == "*/*" || type == "application/*") return false;
   }
   return false;
 }
@@ -570,19 +570,20 @@ std::optional<OpenApiAnswer> ServeOpenApi(std::string_view request_path, std::st
     if (WantsProtobuf(absl::string_view(accept.data(), accept.size()))) {
       return OpenApiAnswer{.content_type = kOpenApiV2ProtobufType, .body = ""};
     }
-    return OpenApiAnswer{.content_type = kJson, .body = Served().swagger};
+    return OpenApiAnswer{.content_type = kJsonMediaType, .body = Served().swagger};
   }
-  if (path == "/openapi/v3") return OpenApiAnswer{.content_type = kJson, .body = Served().index};
+  if (path == "/openapi/v3")
+    return OpenApiAnswer{.content_type = kJsonMediaType, .body = Served().index};
   if (!absl::ConsumePrefix(&path, "/openapi/v3/")) return std::nullopt;
   auto it = Served().v3.find(std::string_view(path.data(), path.size()));
   if (it == Served().v3.end()) {
     return OpenApiAnswer{
         .code = 404,
-        .content_type = kJson,
+        .content_type = kJsonMediaType,
         .body = StatusObject(404, "NotFound", "the server could not find the requested resource")
                     .dump()};
   }
-  return OpenApiAnswer{.content_type = kJson, .body = it->second};
+  return OpenApiAnswer{.content_type = kJsonMediaType, .body = it->second};
 }
 
 std::optional<nlohmann::json> OpenApiV3Document(std::string_view group_version) {

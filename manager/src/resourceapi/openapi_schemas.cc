@@ -525,6 +525,7 @@ res.ExactDeviceRequest required:deviceClassName | ExactDeviceRequest is a reques
   count int64 | Count is used only when the count mode is "ExactCount". Must be greater than zero. Defaults to one.
   adminAccess boolean | AdminAccess indicates that this is a claim for administrative access to the device(s).
   tolerations []res.DeviceToleration atomic | If specified, the request's tolerations.
+  capacity object | Capacity defines resource requirements against each capacity (consumable capacity, alpha).
 res.DeviceSubRequest required:name,deviceClassName | DeviceSubRequest describes a request for device provided in the claim.spec.devices.requests[].firstAvailable array.
   name string | Name can be used to reference this subrequest in the list of constraints or the list of configurations for the claim, as <main request>/<subrequest>.
   deviceClassName string | DeviceClassName references a specific DeviceClass.
@@ -532,6 +533,7 @@ res.DeviceSubRequest required:name,deviceClassName | DeviceSubRequest describes 
   allocationMode string enum:All|ExactCount | AllocationMode: ExactCount (the default) or All.
   count int64 | Count is used only when the count mode is "ExactCount".
   tolerations []res.DeviceToleration atomic | If specified, the request's tolerations.
+  capacity object | Capacity defines resource requirements against each capacity (consumable capacity, alpha).
 res.DeviceToleration | The ResourceClaim this DeviceToleration is attached to tolerates any taint that matches the triple <key,value,effect> using the matching operator <operator>.
   key string | Key is the taint key that the toleration applies to.
   operator string enum:Equal|Exists | Operator represents a key's relationship to the value. Defaults to Equal.

@@ -7,6 +7,7 @@
 #include <openssl/x509.h>
 #include <sys/socket.h>
 
+#include <atomic>
 #include <map>
 #include <optional>
 #include <string>
@@ -18,10 +19,13 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "common/logging.h"
+#include "common/status_macros.h"
 #include "httplib.h"
 #include "manager/src/resourceapi/api_errors.h"
+#include "manager/src/resourceapi/codec.h"
 #include "manager/src/resourceapi/conversion.h"
 #include "manager/src/resourceapi/discovery.h"
+#include "manager/src/resourceapi/field_validation.h"
 #include "manager/src/resourceapi/openapi.h"
 #include "manager/src/resourceapi/patch.h"
 #include "manager/src/resourceapi/protobuf_codec.h"
@@ -62,7 +66,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr char kJson[] = "application/json";
 constexpr char kWatchContentType[] = "application/json;stream=watch";
 
 // The certificate, key and CA of `tls`, each null when it does not parse.
@@ -184,7 +187,7 @@ Resolved Resolve(const std::string& path, const std::string& kubernetes_version)
 }
 void Reply(httplib::Response& response, int code, const Json& body) {
   response.status = code;
-  response.set_content(body.dump(), kJson);
+  response.set_content(body.dump(), kJsonMediaType);
 }
 
 void ReplyError(httplib::Response& response, const absl::Status& status) {
@@ -305,6 +308,29 @@ absl::Status CheckPodUpdate(const Json& stored, const Json& updated) {
                  "previously negative)")});
 }
 
+// Server-side field validation of a written object (field_validation.h): with Strict an unknown
+// field refuses the request (the strict decoder's BadRequest), with Warn (the default) each is a
+// Warning header, which kubectl and client-go print; Ignore accepts it silently.
+absl::Status CheckFields(const httplib::Request& request, const Route& route, const Json& object,
+                         httplib::Response& response) {
+  std::map<std::string, std::string> params = QueryParams(request);
+  KDP_ASSIGN_OR_RETURN(FieldValidation validation, ParseFieldValidation(params["fieldValidation"]));
+  if (validation == FieldValidation::kIgnore) return absl::OkStatus();
+  std::vector<std::string> unknown = UnknownFields(route.kind, route.version, object);
+  if (unknown.empty()) return absl::OkStatus();
+  const KindInfo& info = InfoOf(route.kind);
+  if (validation == FieldValidation::kStrict) {
+    return BadRequestError(absl::StrCat(info.name, " in version \"", route.version,
+                                        "\" cannot be handled as a ", info.name, ": ",
+                                        StrictDecodingError(unknown)));
+  }
+  for (const std::string& field : unknown) {
+    // RFC 7234 warn-code 299, as the API server sends it.
+    response.set_header("Warning", absl::StrCat("299 - \"unknown field \\\"", field, "\\\"\""));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Json> Incoming(const httplib::Request& request, const Route& route) {
   const KindInfo& info = InfoOf(route.kind);
   std::string content_type = request.get_header_value("Content-Type");
@@ -317,7 +343,7 @@ absl::StatusOr<Json> Incoming(const httplib::Request& request, const Route& rout
     absl::StatusOr<Json> decoded = DecodeProtobufBody(route.kind, route.version, request.body);
     if (!decoded.ok()) return decoded.status();
     body = *std::move(decoded);
-  } else if (content_type.empty() || content_type == kJson) {
+  } else if (content_type.empty() || content_type == kJsonMediaType) {
     body = Json::parse(request.body, nullptr, /*allow_exceptions=*/false);
   } else {
     return UnsupportedMediaTypeError(content_type);
@@ -596,10 +622,22 @@ void ResourceApiServer::ServeWatch(const Route& route, ListWatchOptions options,
     }
     ++active_watches_;
   }
-  auto stream = std::make_shared<WatchStream>(
-      store_,
-      WatchTarget{.kind = route.kind, .version = route.version, .namespace_ = route.namespace_},
-      std::move(options), options_.watch);
+  WatchTarget target{.kind = route.kind, .version = route.version, .namespace_ = route.namespace_};
+  if (route.table_version) {
+    // kubectl get -w: each event's object is a one-row Table, the column definitions in the
+    // first only (the API server's NoHeaders for the rest).
+    auto first = std::make_shared<std::atomic<bool>>(true);
+    target.transform = [resource = std::string(InfoOf(route.kind).resource),
+                        version = *route.table_version, include = route.include_object,
+                        first](Json object) {
+      Json meta = {{"resourceVersion", object["metadata"].value("resourceVersion", "")}};
+      return ToTable(
+          resource, {std::move(object)}, meta, version,
+          {.include_object = include, .now = absl::Now(), .no_headers = !first->exchange(false)});
+    };
+  }
+  auto stream =
+      std::make_shared<WatchStream>(store_, std::move(target), std::move(options), options_.watch);
   if (absl::Status started = stream->Start(); !started.ok()) {
     EndWatch();
     return ReplyError(response, started);
@@ -732,6 +770,9 @@ void ResourceApiServer::Handle(const httplib::Request& request, httplib::Respons
     }
     absl::StatusOr<Json> body = Incoming(request, route);
     if (!body.ok()) return ReplyError(response, body.status());
+    if (absl::Status fields = CheckFields(request, route, *body, response); !fields.ok()) {
+      return ReplyError(response, fields);
+    }
     absl::StatusOr<Json> created = options_.pods->CreatePod(*std::move(body));
     if (!created.ok()) return ReplyError(response, created.status());
     return Reply(response, 201, Outgoing(route, *std::move(created)));
@@ -750,6 +791,9 @@ void ResourceApiServer::Handle(const httplib::Request& request, httplib::Respons
     }
     absl::StatusOr<Json> body = Incoming(request, route);
     if (!body.ok()) return ReplyError(response, body.status());
+    if (absl::Status fields = CheckFields(request, route, *body, response); !fields.ok()) {
+      return ReplyError(response, fields);
+    }
     absl::StatusOr<Json> created = store_->Create(route.kind, *std::move(body));
     if (!created.ok()) return ReplyError(response, created.status());
     return Reply(response, 201, Outgoing(route, *std::move(created)));
@@ -758,6 +802,9 @@ void ResourceApiServer::Handle(const httplib::Request& request, httplib::Respons
     if (collection) return ReplyError(response, MethodNotAllowedError(info, "update"));
     absl::StatusOr<Json> body = Incoming(request, route);
     if (!body.ok()) return ReplyError(response, body.status());
+    if (absl::Status fields = CheckFields(request, route, *body, response); !fields.ok()) {
+      return ReplyError(response, fields);
+    }
     const Json& name = (*body)["metadata"]["name"];
     if (name != route.name) {
       return ReplyError(
@@ -851,6 +898,9 @@ void ResourceApiServer::ServePatch(const httplib::Request& request, const Route&
         (info.namespaced && meta.value("namespace", "") != route.namespace_)) {
       return ReplyError(response,
                         BadRequestError("a patch may not change the object's name or namespace"));
+    }
+    if (absl::Status fields = CheckFields(request, route, *patched, response); !fields.ok()) {
+      return ReplyError(response, fields);
     }
     // A resourceVersion the patch itself set is a precondition; otherwise the one read.
     const bool precondition =

@@ -45,7 +45,9 @@ bool WatchStream::Selected(const Json& object) const {
 }
 
 void WatchStream::AppendEvent(std::string& out, const char* type, const Json& v1_object) const {
-  const Json event = {{"type", type}, {"object", FromV1(target_.kind, target_.version, v1_object)}};
+  Json object = FromV1(target_.kind, target_.version, v1_object);
+  if (target_.transform) object = target_.transform(std::move(object));
+  const Json event = {{"type", type}, {"object", std::move(object)}};
   out += event.dump();
   out += '\n';
 }

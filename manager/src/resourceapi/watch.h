@@ -41,6 +41,9 @@ struct WatchTarget {
   Kind kind = Kind::kResourceSlice;
   std::string version = "v1";   // the URL's version; events are converted to it
   std::string namespace_ = {};  // only this namespace; empty: all
+  // Applied to each event's object after the conversion (a meta.k8s.io Table for kubectl get
+  // -w); nullptr: the object as it is. Called on the thread that reads the stream.
+  std::function<nlohmann::json(nlohmann::json)> transform = nullptr;
 };
 
 struct WatchTimings {

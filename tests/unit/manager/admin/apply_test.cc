@@ -292,6 +292,19 @@ TEST_P(ApplyInvalidDocumentTest, NothingIsAppliedAndTheDocumentIsNamed) {
 INSTANTIATE_TEST_SUITE_P(
     Documents, ApplyInvalidDocumentTest,
     ::testing::Values(
+        // Misspelt fields are refused as kubectl's default (Strict) refuses them: `limts` would
+        // ask for no device, `selector` would drop the CEL filter.
+        std::make_pair("apiVersion: v1\nkind: Pod\nmetadata:\n  name: typo\nspec:\n"
+                       "  containers:\n  - name: main\n    resources:\n      limts:\n"
+                       "        example.com/gpu: 1\n",
+                       "strict decoding error: unknown field "
+                       "\"spec.containers[0].resources.limts\""),
+        std::make_pair("apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\n"
+                       "metadata:\n  name: typo\nspec:\n  spec:\n    devices:\n      requests:\n"
+                       "      - name: gpu\n        exactly:\n          deviceClassName: gpu\n"
+                       "          selector:\n          - cel:\n              expression: 'true'\n",
+                       "strict decoding error: unknown field "
+                       "\"spec.spec.devices.requests[0].exactly.selector\""),
         // A kind Apply does not take (slices are the drivers').
         std::make_pair("apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata:\n"
                        "  name: s\nspec:\n  driver: d\n",

@@ -1461,13 +1461,15 @@ TEST(DeviceManager, GarbageCollectionKeepsAnAllocationInFlight) {
 // DeviceManager::Allocate is public) must never hand out one device twice, even when the choice
 // of one is held up in GetPreferredAllocation while the other completes.
 TEST(DeviceManager, ConcurrentAllocationsForDistinctPodsNeverShareADevice) {
+  // Declared before the node: the plugin's handler may still be returning from the wait when the
+  // test ends, and the node (which stops the plugin and its handlers) must go first.
+  absl::Notification first_asked, first_may_answer;
+  std::atomic<int> asked{0};
   TempDir root;
   TestNode node(root.path());
   node.Start();
   StubPlugin* plugin =
       node.Serve("r.sock", {MakeDevice("dev1"), MakeDevice("dev2")}, PluginOptions(false, true));
-  absl::Notification first_asked, first_may_answer;
-  std::atomic<int> asked{0};
   plugin->SetPreferredAllocationHandler(
       [&](const v1beta1::PreferredAllocationRequest&, v1beta1::PreferredAllocationResponse* out) {
         if (asked.fetch_add(1) == 0) {
@@ -1487,6 +1489,11 @@ TEST(DeviceManager, ConcurrentAllocationsForDistinctPodsNeverShareADevice) {
   Pod b = MakePod("podB", {}, {App("ctr", {{kRes1, 1}})});
   absl::Status a_status;
   std::thread a_thread([&] { a_status = node.dm().Allocate(a, a.containers[0]); });
+  // A failed assertion below must neither leave the handler waiting nor the thread unjoined.
+  absl::Cleanup release = [&] {
+    if (!first_may_answer.HasBeenNotified()) first_may_answer.Notify();
+    if (a_thread.joinable()) a_thread.join();
+  };
   ASSERT_TRUE(first_asked.WaitForNotificationWithTimeout(absl::Seconds(20)));
   absl::Status b_status = node.dm().Allocate(b, b.containers[0]);
   first_may_answer.Notify();

@@ -825,6 +825,38 @@ TEST_F(ResourceApiServerPodsTest, PodsAreCreatedAndDeletedThroughTheManagersAdmi
   EXPECT_EQ(Do("GET", "/api/v1/namespaces/default/pods/p").first, 404);
 }
 
+TEST_F(ResourceApiServerTest, UnknownFieldsAreRefusedWhenStrictAndWarnedOtherwise) {
+  const std::string body = R"({"metadata": {"name": "gpu.example.com"}, "spec": {"selector": []}})";
+  // Strict (kubectl's default): the strict decoder's BadRequest, nothing created.
+  httplib::Result strict = client_->Post(std::string(kV1) + "/deviceclasses?fieldValidation=Strict",
+                                         body, "application/json");
+  ASSERT_TRUE(strict);
+  EXPECT_EQ(strict->status, 400);
+  EXPECT_EQ(Json::parse(strict->body)["message"],
+            "DeviceClass in version \"v1\" cannot be handled as a DeviceClass: strict decoding "
+            "error: unknown field \"spec.selector\"");
+  EXPECT_EQ(Do("GET", std::string(kV1) + "/deviceclasses/gpu.example.com").first, 404);
+  // A directive that is none of the three.
+  httplib::Result bad = client_->Post(std::string(kV1) + "/deviceclasses?fieldValidation=strict",
+                                      body, "application/json");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  // Warn (the default): created, with the API server's Warning header.
+  httplib::Result warned =
+      client_->Post(std::string(kV1) + "/deviceclasses", body, "application/json");
+  ASSERT_TRUE(warned);
+  EXPECT_EQ(warned->status, 201);
+  EXPECT_EQ(warned->get_header_value("Warning"), "299 - \"unknown field \\\"spec.selector\\\"\"");
+  // Ignore: nothing said.
+  httplib::Result ignored = client_->Post(
+      std::string(kV1) + "/deviceclasses?fieldValidation=Ignore",
+      R"({"metadata": {"name": "other.example.com"}, "spec": {"selector": [], "other": 1}})",
+      "application/json");
+  ASSERT_TRUE(ignored);
+  EXPECT_EQ(ignored->status, 201);
+  EXPECT_FALSE(ignored->has_header("Warning"));
+}
+
 TEST_F(ResourceApiServerTest, AnswersTablesToClientsThatAskForThem) {
   httplib::Headers headers = {
       {"Accept",

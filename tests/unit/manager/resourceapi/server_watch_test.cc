@@ -44,22 +44,22 @@ Json Slice(const std::string& name, const std::string& driver = "gpu.example.com
 // A watch read on its own thread: the events it received, in order.
 class WatchClient {
  public:
-  WatchClient(int port, std::string path) : client_(testing::NewHttpsClient(port)) {
+  WatchClient(int port, std::string path, httplib::Headers headers = {})
+      : client_(testing::NewHttpsClient(port)) {
     client_->set_bearer_token_auth(kToken);
     client_->set_read_timeout(60, 0);
-    thread_ = std::thread([this, path] {
-      httplib::Result r =
-          client_->Get(path, httplib::Headers{}, [this](const char* data, size_t size) {
-            absl::MutexLock lock(&mu_);
-            buffer_.append(data, size);
-            size_t newline;
-            while ((newline = buffer_.find('\n')) != std::string::npos) {
-              std::string line = buffer_.substr(0, newline);
-              buffer_.erase(0, newline + 1);
-              if (!line.empty()) events_.push_back(Json::parse(line, nullptr, false));
-            }
-            return !cancel_;
-          });
+    thread_ = std::thread([this, path, headers] {
+      httplib::Result r = client_->Get(path, headers, [this](const char* data, size_t size) {
+        absl::MutexLock lock(&mu_);
+        buffer_.append(data, size);
+        size_t newline;
+        while ((newline = buffer_.find('\n')) != std::string::npos) {
+          std::string line = buffer_.substr(0, newline);
+          buffer_.erase(0, newline + 1);
+          if (!line.empty()) events_.push_back(Json::parse(line, nullptr, false));
+        }
+        return !cancel_;
+      });
       absl::MutexLock lock(&mu_);
       status_ = r ? r->status : -1;
       complete_ = static_cast<bool>(r);
@@ -181,6 +181,30 @@ TEST_F(ServerWatchTest, EveryChangeReachesEveryWatchThatSelectsIt) {
     EXPECT_THAT(watch->Summary(),
                 ElementsAre("BOOKMARK ", "ADDED s1", "MODIFIED s1", "DELETED s1"));
   }
+}
+
+// kubectl get -w: a watch asked for as a Table gets one-row Tables, the column definitions in
+// the first event only.
+TEST_F(ServerWatchTest, ATableWatchSendsOneRowTablesAsKubectlGetWatchReadsThem) {
+  WatchClient watch(server_->port(), absl::StrCat(kSlices, "?watch=true"),
+                    {{"Accept", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"}});
+  ASSERT_TRUE(
+      kdp::testing::WaitUntil([&] { return server_->active_watches() == 1; }, absl::Seconds(10)));
+  Create(Slice("first"));
+  Create(Slice("second"));
+  ASSERT_TRUE(kdp::testing::WaitUntil([&] { return watch.Count() >= 2; }, absl::Seconds(10)));
+  const Json first = watch.Event(0);
+  const Json second = watch.Event(1);
+  EXPECT_EQ(first["type"], "ADDED");
+  EXPECT_EQ(first["object"]["kind"], "Table");
+  EXPECT_EQ(first["object"]["apiVersion"], "meta.k8s.io/v1");
+  ASSERT_TRUE(first["object"]["columnDefinitions"].is_array());
+  EXPECT_EQ(first["object"]["columnDefinitions"][0]["name"], "Name");
+  ASSERT_EQ(first["object"]["rows"].size(), 1u);
+  EXPECT_EQ(first["object"]["rows"][0]["cells"][0], "first");
+  EXPECT_FALSE(second["object"]["metadata"]["resourceVersion"].get<std::string>().empty());
+  EXPECT_TRUE(second["object"]["columnDefinitions"].is_null());
+  EXPECT_EQ(second["object"]["rows"][0]["cells"][0], "second");
 }
 
 TEST_F(ServerWatchTest, WatchOfANamedObject) {
