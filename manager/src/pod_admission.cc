@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
+#include "manager/src/devicemanager/errors.h"
 #include "manager/src/pod/pod_manifest.h"
 #include "manager/src/resourceapi/api_errors.h"
 #include "manager/src/resourceapi/kinds.h"
@@ -16,8 +17,6 @@ namespace {
 using Json = nlohmann::json;
 using resourceapi::InfoOf;
 using resourceapi::Kind;
-
-constexpr char kFailedScheduling[] = "FailedScheduling";
 
 // The parser's error as the API server words it: without the source prefix, 422 Invalid for a
 // broken validation rule (`Pod "x" is invalid: ...`), 400 for a body that is not a Pod at all.
@@ -74,7 +73,7 @@ absl::StatusOr<AdmitResult> PodAdmission::Admit(Pod pod, Json submitted, bool re
 void PodAdmission::RecordRejection(const AdmitResult& result) {
   if (options_.events == nullptr) return;
   // The scheduler reports what it could not place (claims); the kubelet its admission errors.
-  const bool scheduler = result.reason == kFailedScheduling;
+  const bool scheduler = result.reason == errors::kFailedScheduling;
   options_.events->Record({.kind = "Pod",
                            .namespace_ = result.pod.pod.namespace_,
                            .name = result.pod.pod.name,
@@ -91,10 +90,7 @@ absl::StatusOr<PodDeletion> PodAdmission::Delete(const std::string& namespace_,
     if (absl::StatusOr<Json> refused = options_.status->Rejected(namespace_, name); refused.ok()) {
       deletion.uid = (*refused)["metadata"].value("uid", "");
       if (!uid.empty() && uid != deletion.uid) {
-        return resourceapi::ConflictError(
-            InfoOf(Kind::kPod), name,
-            absl::StrCat("Precondition failed: UID in precondition: ", uid,
-                         ", UID in object meta: ", deletion.uid));
+        return resourceapi::UidPreconditionError(InfoOf(Kind::kPod), name, uid, deletion.uid);
       }
       KDP_ASSIGN_OR_RETURN(deletion.object, options_.status->DeleteRejected(namespace_, name));
       return deletion;
@@ -102,10 +98,7 @@ absl::StatusOr<PodDeletion> PodAdmission::Delete(const std::string& namespace_,
   }
   std::optional<AdmittedPod> running = pods_->Get(namespace_, name);
   if (running.has_value() && !uid.empty() && uid != running->pod.uid) {
-    return resourceapi::ConflictError(
-        InfoOf(Kind::kPod), name,
-        absl::StrCat("Precondition failed: UID in precondition: ", uid,
-                     ", UID in object meta: ", running->pod.uid));
+    return resourceapi::UidPreconditionError(InfoOf(Kind::kPod), name, uid, running->pod.uid);
   }
   if (options_.status != nullptr) {
     absl::StatusOr<Json> object = options_.status->Get(namespace_, name);

@@ -356,7 +356,7 @@ TEST_F(KubectlE2E, AWrongTokenOrAnUntrustedServerIsRefused) {
 }
 
 // Debian's python3-kubernetes (the client the Python world uses) with the kubeconfig alone.
-TEST_F(KubectlE2E, ThePythonClientListsWatchesAndReadsEvents) {
+TEST_F(KubectlE2E, ThePythonClientListsWatchesReadsEventsAndCreatesAndDeletesAPod) {
   if (::access("/usr/lib/python3/dist-packages/kubernetes/__init__.py", R_OK) != 0) {
     GTEST_SKIP() << "python3-kubernetes is not installed (scripts/deps installs it)";
   }
@@ -372,6 +372,8 @@ TEST_F(KubectlE2E, ThePythonClientListsWatchesAndReadsEvents) {
   EXPECT_THAT(run->out, ContainsRegex("pod default/[a-z0-9-]+ Running"));
   EXPECT_THAT(run->out, ContainsRegex("watch ADDED default/[a-z0-9-]+"));
   EXPECT_THAT(run->out, ContainsRegex("event Scheduled Pod default/[a-z0-9-]+"));
+  EXPECT_THAT(run->out, HasSubstr("created from-python Running node-a python"));
+  EXPECT_THAT(run->out, HasSubstr("gone 404"));
 }
 
 }  // namespace

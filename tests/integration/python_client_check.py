@@ -8,8 +8,11 @@ Prints one line per fact for the calling test to check, and exits 1 on any API e
   pod <namespace>/<name> <phase>
   watch <type> <namespace>/<name>
   event <reason> <kind> <namespace>/<name>
+  created <name> <phase> <node> <label>       (a pod it creates, admitted before the answer)
+  gone <HTTP status>                          (reading that pod after deleting it)
 """
 import sys
+import time
 
 from kubernetes import client, config, watch
 
@@ -19,9 +22,15 @@ def main():
     config.load_kube_config(config_file=kubeconfig)
     core = client.CoreV1Api()
 
-    node = core.read_node(node_name)
-    ready = next(c.type for c in node.status.conditions if c.type == "Ready" and c.status == "True")
+    # The node status follows the device plugin within a second (the kubelet's sync), as on a
+    # cluster: wait for it as a client would.
     gpu = "example.com/gpu"
+    for _ in range(100):
+        node = core.read_node(node_name)
+        if gpu in (node.status.capacity or {}):
+            break
+        time.sleep(0.1)
+    ready = next(c.type for c in node.status.conditions if c.type == "Ready" and c.status == "True")
     print("node %s %s %s=%s/%s" % (node.metadata.name, ready, gpu, node.status.capacity[gpu],
                                    node.status.allocatable[gpu]))
 
@@ -40,6 +49,23 @@ def main():
     for event in events.items:
         print("event %s %s %s/%s" % (event.reason, event.involved_object.kind,
                                      event.involved_object.namespace, event.involved_object.name))
+
+    # A pod created through the API is admitted as kdpctl admits one; deleting it frees its GPU.
+    pod = client.V1Pod(
+        metadata=client.V1ObjectMeta(name="from-python", labels={"made-by": "python"}),
+        spec=client.V1PodSpec(containers=[client.V1Container(
+            name="main", image="registry.example.com/app:1",
+            resources=client.V1ResourceRequirements(limits={gpu: "1"}))]))
+    created = core.create_namespaced_pod("default", pod)
+    # (Debian's client predates allocatedResourcesStatus: the devices are the kubectl test's.)
+    print("created %s %s %s %s" % (created.metadata.name, created.status.phase,
+                                   created.spec.node_name, created.metadata.labels["made-by"]))
+    core.delete_namespaced_pod("from-python", "default")
+    try:
+        core.read_namespaced_pod("from-python", "default")
+        print("gone 200")
+    except client.exceptions.ApiException as error:
+        print("gone %d" % error.status)
     return 0
 
 

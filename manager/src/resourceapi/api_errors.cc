@@ -159,6 +159,13 @@ absl::Status InvalidError(const KindInfo& kind, std::string_view name, const Fie
           {{"name", name}, {"group", kind.group}, {"kind", kind.name}, {"causes", causes}}));
 }
 
+absl::Status UidPreconditionError(const KindInfo& kind, std::string_view name,
+                                  std::string_view want, std::string_view have) {
+  return ConflictError(kind, name,
+                       absl::StrCat("Precondition failed: UID in precondition: ", std::string(want),
+                                    ", UID in object meta: ", std::string(have)));
+}
+
 absl::Status InvalidMessageError(const KindInfo& kind, std::string_view name,
                                  std::string_view message) {
   return WithStatusObject(

@@ -70,6 +70,11 @@ absl::Status NotFoundError(const KindInfo& kind, std::string_view name);
 absl::Status AlreadyExistsError(const KindInfo& kind, std::string_view name);
 // apierrors.NewConflict: ABORTED `Operation cannot be fulfilled on ... "x": <why>`, 409.
 absl::Status ConflictError(const KindInfo& kind, std::string_view name, std::string_view why);
+// A delete or update whose precondition names another UID than the object's: the Conflict the
+// API server's storage layer answers (`Precondition failed: UID in precondition: <want>, UID in
+// object meta: <have>`).
+absl::Status UidPreconditionError(const KindInfo& kind, std::string_view name,
+                                  std::string_view want, std::string_view have);
 // The optimistic-concurrency `why` of the API server's storage layer.
 inline constexpr char kObjectModified[] =
     "the object has been modified; please apply your changes to the latest version and try again";

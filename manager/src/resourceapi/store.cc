@@ -78,9 +78,7 @@ absl::Status CheckPreconditions(const KindInfo& info, const Json& stored, const 
                                 const std::string& uid, const std::string& resource_version) {
   const std::string stored_uid = MetaString(stored, "uid");
   if (!uid.empty() && uid != stored_uid) {
-    return ConflictError(info, name,
-                         absl::StrCat("Precondition failed: UID in precondition: ", uid,
-                                      ", UID in object meta: ", stored_uid));
+    return UidPreconditionError(info, name, uid, stored_uid);
   }
   if (!resource_version.empty() && resource_version != MetaString(stored, "resourceVersion")) {
     return ConflictError(info, name, kObjectModified);

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "manager/src/devicemanager/errors.h"
 #include "manager/src/resourceapi/kube_time.h"
 
 namespace kdp::manager {
@@ -163,7 +164,7 @@ Json PodObject(const AdmittedPod& admitted, const std::string& node_name, absl::
 Json RejectedPodObject(const AdmitResult& result, const std::string& node_name, absl::Time at) {
   const Pod& pod = result.pod.pod;
   const std::string time = resourceapi::KubeTime(at);
-  const bool unscheduled = result.reason == "FailedScheduling";
+  const bool unscheduled = result.reason == errors::kFailedScheduling;
   Json status;
   if (unscheduled) {
     // The scheduler's condition; the pod stays Pending (kdp's scheduler does not retry it).

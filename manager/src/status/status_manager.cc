@@ -7,12 +7,20 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/logging.h"
+#include "common/status_macros.h"
 
 namespace kdp::manager {
 namespace {
 
 using Json = nlohmann::json;
 using resourceapi::Kind;
+
+// Creates the Pod with the manager's UID, then writes its status (a create does not take one).
+absl::Status WritePod(resourceapi::ObjectStore* store, const Json& object) {
+  absl::StatusOr<Json> created = store->CreateKeepingUid(Kind::kPod, object);
+  if (!created.ok()) return created.status();
+  return store->UpdateStatus(Kind::kPod, object).status();
+}
 
 absl::Time ParseRfc3339(const Json& text, absl::Time fallback) {
   absl::Time t;
@@ -54,13 +62,10 @@ int StatusManager::Sync() {
     }
     if (!existing.ok()) {
       Json object = WithSubmitted(PodObject(pod, options_.node_name, now, options_.health), sent);
-      absl::StatusOr<Json> created = store_->CreateKeepingUid(Kind::kPod, object);
-      absl::StatusOr<Json> written =
-          created.ok() ? store_->UpdateStatus(Kind::kPod, object) : created.status();
-      if (!written.ok()) {
+      if (absl::Status written = WritePod(store_, object); !written.ok()) {
         KDP_LOG_WARNING("Cannot write a pod to the local API", "pod",
                         absl::StrCat(pod.pod.namespace_, "/", pod.pod.name), "err",
-                        written.status().ToString());
+                        written.ToString());
         continue;
       }
       ++changes;
@@ -114,16 +119,12 @@ absl::Status StatusManager::RecordRejected(const AdmitResult& result, Json submi
   const absl::Time now = options_.now ? options_.now() : absl::Now();
   Json object =
       WithSubmitted(RejectedPodObject(result, options_.node_name, now), std::move(submitted));
-  // A Pod of that name still shown (a pod deleted a moment ago whose Sync has not run) goes.
-  if (absl::StatusOr<Json> existing = store_->Get(Kind::kPod, pod.namespace_, pod.name);
-      existing.ok()) {
-    (void)store_->Delete(Kind::kPod, pod.namespace_, pod.name);
-  }
-  absl::StatusOr<Json> created = store_->CreateKeepingUid(Kind::kPod, object);
-  if (!created.ok()) return created.status();
+  // A Pod of that name still shown (a pod deleted a moment ago whose Sync has not run) goes;
+  // NOT_FOUND when there is none.
+  (void)store_->Delete(Kind::kPod, pod.namespace_, pod.name);
+  KDP_RETURN_IF_ERROR(WritePod(store_, object));
   rejected_.insert({pod.namespace_, pod.name});
-  absl::StatusOr<Json> written = store_->UpdateStatus(Kind::kPod, std::move(object));
-  return written.status();
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Json> StatusManager::Rejected(const std::string& namespace_,
