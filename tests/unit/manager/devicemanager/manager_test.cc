@@ -161,12 +161,13 @@ v1beta1::DevicePluginOptions PluginOptions(bool pre_start, bool preferred) {
 class TestNode {
  public:
   explicit TestNode(const std::string& root, StateStore* store = nullptr,
-                    absl::Duration dial_timeout = absl::Seconds(10))
+                    absl::Duration dial_timeout = absl::Seconds(10),
+                    absl::Duration call_timeout = absl::Seconds(30))
       : plugins_dir_(root + "/device-plugins") {
     manager_ = std::make_unique<DeviceManager>(DeviceManagerOptions{
         .plugins_dir = plugins_dir_,
         .endpoint = {.dial_timeout = dial_timeout,
-                     .call_timeout = absl::Seconds(30),
+                     .call_timeout = call_timeout,
                      .pre_start_timeout = absl::Seconds(30)},
         .endpoint_grace_period = kGrace,
         .housekeeping_interval = absl::ZeroDuration(),
@@ -1459,14 +1460,17 @@ TEST(DeviceManager, GarbageCollectionKeepsAnAllocationInFlight) {
 
 // Allocations of two different pods running at once (the pod manager serialises admissions, but
 // DeviceManager::Allocate is public) must never hand out one device twice, even when the choice
-// of one is held up in GetPreferredAllocation while the other completes.
+// of one is held up in GetPreferredAllocation while the other is asked for. Allocate is serial
+// (as admission is on a kubelet), so the second waits until the first's call times out (the
+// endpoint's call deadline, 2 s here instead of 30 s) and then gets a device; the first holds
+// none, or one the second does not.
 TEST(DeviceManager, ConcurrentAllocationsForDistinctPodsNeverShareADevice) {
   // Declared before the node: the plugin's handler may still be returning from the wait when the
   // test ends, and the node (which stops the plugin and its handlers) must go first.
   absl::Notification first_asked, first_may_answer;
   std::atomic<int> asked{0};
   TempDir root;
-  TestNode node(root.path());
+  TestNode node(root.path(), nullptr, absl::Seconds(10), absl::Seconds(2));
   node.Start();
   StubPlugin* plugin =
       node.Serve("r.sock", {MakeDevice("dev1"), MakeDevice("dev2")}, PluginOptions(false, true));
