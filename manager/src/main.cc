@@ -508,7 +508,12 @@ int main(int argc, char** argv) {
            return device->second.healthy ? "Healthy" : "Unhealthy";
          }
          return "Unknown";
-       }});
+       },
+       .refused_pods_path = absl::StrCat(admin_dir, "/refused-pods.json")});
+  if (absl::Status loaded = pod_status.LoadRefused(); !loaded.ok()) {
+    KDP_LOG_ERROR("Cannot read the refused pods", "err", loaded.ToString());
+    return 1;
+  }
   // Pods created and deleted through the local API take kdpctl's path: one admission.
   kdp::manager::PodAdmission admission(
       &pods,

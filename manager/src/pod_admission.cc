@@ -44,25 +44,22 @@ absl::StatusOr<AdmitResult> PodAdmission::Admit(Pod pod, Json submitted, bool re
         " already exists: it was refused and stays, as the kubelet leaves a rejected pod, until "
         "it is deleted"));
   }
-  const std::string uid = pod.uid;
-  if (options_.status != nullptr && !submitted.is_null()) {
-    // Before the admission: the status manager's Sync (the admission's own, or its thread's)
-    // writes the Pod from the client's object from the start.
-    options_.status->SetSubmitted(uid, submitted);
-  }
+  // Kept with the pod (and recorded with it), so the API shows the client's object from the
+  // first Sync that sees the pod, and again after a restart.
+  if (submitted.is_object()) pod.api_object = submitted.dump();
   absl::StatusOr<AdmitResult> result = pods_->Admit(std::move(pod));
-  if (options_.status != nullptr && !submitted.is_null()) {
-    options_.status->EndAdmission(uid, result.ok() && result->admitted);
-  }
   if (!result.ok()) return result;
   if (!result->admitted) {
     RecordRejection(*result);
     if (options_.status != nullptr) {
+      // The refusal is the answer: it must be kept as the API server keeps every Pod it
+      // acknowledged, or not be given.
       if (absl::Status recorded = options_.status->RecordRejected(*result, std::move(submitted));
           !recorded.ok()) {
-        KDP_LOG_WARNING("Cannot show a refused pod in the local API", "pod",
-                        absl::StrCat(result->pod.pod.namespace_, "/", result->pod.pod.name), "err",
-                        recorded.ToString());
+        return absl::Status(
+            recorded.code(),
+            absl::StrCat("the pod was refused (", result->reason,
+                         ") but the refusal could not be recorded: ", recorded.message()));
       }
     }
   }

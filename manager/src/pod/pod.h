@@ -76,6 +76,11 @@ struct Pod {
   // already) and completes once NodeUnprepareResources succeeds. Recorded, so that a restart
   // finishes the deletion instead of bringing the pod back as running.
   bool terminating = false;
+  // The Pod object as the API client that created the pod sent it (JSON text: its labels,
+  // annotations, kubectl's last-applied configuration, the spec as written), from which the local
+  // API shows the pod (status/status_manager.h); empty for a pod from kdpctl. Kept with the pod,
+  // so the API shows the same object after a restart.
+  std::string api_object = {};
 
   friend bool operator==(const Pod&, const Pod&) = default;
 };

@@ -136,6 +136,12 @@ class Decoder {
                            Field(json, path, "terminating", &Json::is_boolean, "a boolean"));
       pod.terminating = terminating->get<bool>();
     }
+    if (json.contains("apiObject")) {
+      KDP_ASSIGN_OR_RETURN(pod.api_object, String(json, path, "apiObject"));
+      if (!Json::parse(pod.api_object, nullptr, /*allow_exceptions=*/false).is_object()) {
+        return Error(Join(path, "apiObject"), "must be a JSON object");
+      }
+    }
     return pod;
   }
 
@@ -275,6 +281,7 @@ nlohmann::json PodToJson(const Pod& pod) {
     json["resourceClaimStatuses"] = std::move(statuses);
   }
   if (pod.terminating) json["terminating"] = true;
+  if (!pod.api_object.empty()) json["apiObject"] = ValidUtf8(pod.api_object);
   return json;
 }
 

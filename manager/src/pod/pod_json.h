@@ -7,8 +7,8 @@
 //
 //   {"namespace": "ml", "name": "train", "uid": "5b1c...",
 //    "initContainers": [C, ...], "containers": [C, ...]}
-//   plus, only when used: "resourceClaims", "resourceClaimStatuses", and "terminating": true for
-//   a pod whose deletion started (pod.h).
+//   plus, only when used: "resourceClaims", "resourceClaimStatuses", "terminating": true for
+//   a pod whose deletion started, and "apiObject" (a string: the API client's Pod; pod.h).
 //   C = {"name": "warmup", "kind": "init" | "sidecar" | "app",
 //        "extendedResources": {"example.com/gpu": 2, ...}, "otherLimits": {"cpu": "500m", ...}}
 //
@@ -51,7 +51,8 @@ nlohmann::json PodToJson(const Pod& pod);
 //   - container names unique across initContainers and containers ("must be unique in the pod:
 //     "x" is also <path of the first>");
 //   - extendedResources[<name>] an integer from 0 to INT64_MAX ("must be a non-negative
-//     integer"; 2.0 is a float and is rejected); otherLimits[<name>] a string.
+//     integer"; 2.0 is a float and is rejected); otherLimits[<name>] a string;
+//   - apiObject, when present, a string that is a JSON object ("must be a JSON object").
 // Unknown keys are ignored, so a newer kdp-manager may add fields. Nothing throws. Borrowed
 // arguments are read during the call only.
 [[nodiscard]] absl::StatusOr<Pod> PodFromJson(const nlohmann::json& json, std::string_view source,

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/durable_file.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
 
@@ -52,8 +53,6 @@ int StatusManager::Sync() {
     known.insert({pod.pod.namespace_, pod.pod.name});
     uids.insert(pod.pod.uid);
     if (pod.pod.terminating) continue;
-    const auto submitted = submitted_.find(pod.pod.uid);
-    const Json& sent = submitted == submitted_.end() ? Json() : submitted->second;
     absl::StatusOr<Json> existing = store_->Get(Kind::kPod, pod.pod.namespace_, pod.pod.name);
     if (existing.ok() && (*existing)["metadata"].value("uid", "") != pod.pod.uid) {
       // Another pod of that name ran before (deleted while the manager was down).
@@ -61,7 +60,13 @@ int StatusManager::Sync() {
       existing = absl::NotFoundError("replaced");
     }
     if (!existing.ok()) {
-      Json object = WithSubmitted(PodObject(pod, options_.node_name, now, options_.health), sent);
+      // The client's object (PodFromJson checked that it is one); null for kdpctl's pods.
+      Json sent = pod.pod.api_object.empty()
+                      ? Json()
+                      : Json::parse(pod.pod.api_object, nullptr, /*allow_exceptions=*/false);
+      if (sent.is_discarded()) sent = nullptr;
+      Json object =
+          WithSubmitted(PodObject(pod, options_.node_name, now, options_.health), std::move(sent));
       if (absl::Status written = WritePod(store_, object); !written.ok()) {
         KDP_LOG_WARNING("Cannot write a pod to the local API", "pod",
                         absl::StrCat(pod.pod.namespace_, "/", pod.pod.name), "err",
@@ -87,11 +92,6 @@ int StatusManager::Sync() {
     update["status"] = std::move(desired["status"]);
     if (store_->UpdateStatus(Kind::kPod, std::move(update)).ok()) ++changes;
   }
-  // What clients sent of pods that are gone, or whose admission failed before they ran.
-  for (auto it = submitted_.begin(); it != submitted_.end();) {
-    const bool kept = uids.contains(it->first) || pending_.contains(it->first);
-    it = kept ? std::next(it) : submitted_.erase(it);
-  }
   for (const Json& object : store_->List(Kind::kPod, "").items) {
     const std::string namespace_ = object["metadata"].value("namespace", "");
     const std::string name = object["metadata"].value("name", "");
@@ -101,16 +101,53 @@ int StatusManager::Sync() {
   return changes;
 }
 
-void StatusManager::SetSubmitted(const std::string& uid, Json object) {
+absl::Status StatusManager::LoadRefused() {
+  if (options_.refused_pods_path.empty()) return absl::OkStatus();
+  absl::StatusOr<std::string> text = ReadFile(options_.refused_pods_path);
+  if (absl::IsNotFound(text.status())) return absl::OkStatus();
+  if (!text.ok()) return text.status();
+  const std::string& path = options_.refused_pods_path;
+  const Json pods = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (!pods.is_array()) {
+    return absl::DataLossError(
+        absl::StrCat(path, ": not a JSON array of refused Pods; kdp-manager keeps it as it is"));
+  }
   absl::MutexLock lock(&sync_mu_);
-  submitted_[uid] = std::move(object);
-  pending_.insert(uid);
+  for (std::size_t i = 0; i < pods.size(); ++i) {
+    const Json& pod = pods[i];
+    // (operator[] of a const json is undefined for a missing key: find, not [].)
+    const auto meta = pod.is_object() ? pod.find("metadata") : pod.end();
+    const bool valid = pod.is_object() && pod.value("kind", "") == "Pod" && meta != pod.end() &&
+                       meta->is_object() && !meta->value("name", "").empty() &&
+                       !meta->value("namespace", "").empty() && !meta->value("uid", "").empty();
+    if (!valid) {
+      return absl::DataLossError(
+          absl::StrCat(path, ": [", i, "]: not a Pod with metadata.namespace, name and uid"));
+    }
+    const std::string namespace_ = meta->value("namespace", "");
+    const std::string name = meta->value("name", "");
+    // A new store counts its own resourceVersions (as a restarted manager's API does); the UID
+    // stays.
+    Json object = pod;
+    object["metadata"].erase("resourceVersion");
+    (void)store_->Delete(Kind::kPod, namespace_, name);  // NOT_FOUND: none
+    KDP_RETURN_IF_ERROR(WritePod(store_, object));
+    rejected_.insert({namespace_, name});
+  }
+  return absl::OkStatus();
 }
 
-void StatusManager::EndAdmission(const std::string& uid, bool admitted) {
-  absl::MutexLock lock(&sync_mu_);
-  pending_.erase(uid);
-  if (!admitted) submitted_.erase(uid);
+absl::Status StatusManager::WriteRefusedLocked(
+    const Json* added, const std::pair<std::string, std::string>* removed) const {
+  if (options_.refused_pods_path.empty()) return absl::OkStatus();
+  Json pods = Json::array();
+  for (const auto& key : rejected_) {
+    if (removed != nullptr && key == *removed) continue;
+    absl::StatusOr<Json> object = store_->Get(Kind::kPod, key.first, key.second);
+    if (object.ok()) pods.push_back(*std::move(object));
+  }
+  if (added != nullptr) pods.push_back(*added);
+  return WriteFileDurably(options_.refused_pods_path, pods.dump());
 }
 
 absl::Status StatusManager::RecordRejected(const AdmitResult& result, Json submitted) {
@@ -119,6 +156,8 @@ absl::Status StatusManager::RecordRejected(const AdmitResult& result, Json submi
   const absl::Time now = options_.now ? options_.now() : absl::Now();
   Json object =
       WithSubmitted(RejectedPodObject(result, options_.node_name, now), std::move(submitted));
+  // On disk first, so that a refusal the client is told of is never lost.
+  KDP_RETURN_IF_ERROR(WriteRefusedLocked(&object, nullptr));
   // A Pod of that name still shown (a pod deleted a moment ago whose Sync has not run) goes;
   // NOT_FOUND when there is none.
   (void)store_->Delete(Kind::kPod, pod.namespace_, pod.name);
@@ -139,9 +178,12 @@ absl::StatusOr<Json> StatusManager::Rejected(const std::string& namespace_,
 absl::StatusOr<Json> StatusManager::DeleteRejected(const std::string& namespace_,
                                                    const std::string& name) {
   absl::MutexLock lock(&sync_mu_);
-  if (rejected_.erase({namespace_, name}) == 0) {
+  const std::pair<std::string, std::string> key(namespace_, name);
+  if (!rejected_.contains(key)) {
     return absl::NotFoundError(absl::StrCat("pod ", namespace_, "/", name, " not found"));
   }
+  KDP_RETURN_IF_ERROR(WriteRefusedLocked(nullptr, &key));
+  rejected_.erase(key);
   absl::StatusOr<resourceapi::DeleteResult> deleted = store_->Delete(Kind::kPod, namespace_, name);
   if (!deleted.ok()) return deleted.status();
   return std::move(deleted->object);

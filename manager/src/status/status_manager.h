@@ -36,6 +36,10 @@ struct StatusManagerOptions {
   DeviceHealthLookup health = nullptr;
   absl::Duration sync_period = absl::Seconds(1);
   std::function<absl::Time()> now = nullptr;  // absl::Now when empty
+  // Where the refused pods are kept across restarts (a JSON array of their API objects, written
+  // durably on each change), as the API server keeps every Pod it acknowledged; empty: in memory
+  // only.
+  std::string refused_pods_path = {};
 };
 
 class StatusManager {
@@ -52,25 +56,24 @@ class StatusManager {
   // Brings the API's Pods in step now; returns how many it created, changed or deleted.
   int Sync() ABSL_LOCKS_EXCLUDED(sync_mu_);
 
-  // The Pod object an API client sent for the pod with `uid`: the API's Pod is written from it
-  // (its labels, annotations, kubectl's last-applied configuration and spec as sent, the
-  // kubelet's defaults and status added), as the API server stores what it was given. Forgotten
-  // when the pod is gone. Call before the admission, and EndAdmission after it.
-  void SetSubmitted(const std::string& uid, nlohmann::json object) ABSL_LOCKS_EXCLUDED(sync_mu_);
-  // The admission of `uid` ended: its object is kept while the pod runs (`admitted`), else
-  // dropped.
-  void EndAdmission(const std::string& uid, bool admitted) ABSL_LOCKS_EXCLUDED(sync_mu_);
+  // Reads the refused pods kept in `refused_pods_path` into the API (the manager calls it at
+  // start, before Start). A missing file is none (OK); DATA_LOSS naming the file when it is not
+  // one this manager wrote (kdp-manager then refuses to start rather than drop them).
+  [[nodiscard]] absl::Status LoadRefused() ABSL_LOCKS_EXCLUDED(sync_mu_);
   // Shows a pod the manager refused (`result.admitted` false) as a cluster shows it until it is
   // deleted: Failed with the kubelet's reason and "Pod was rejected: <message>", or, for the
   // scheduler's FailedScheduling, Pending with PodScheduled False (Unschedulable). `submitted`:
-  // as SetSubmitted, or null. The store's error when it cannot be written.
+  // the Pod object the API client sent (its metadata and spec are shown), or null. The refusal
+  // is written to `refused_pods_path` before it is shown: on an error (a full disk) nothing is
+  // shown and the error is returned.
   [[nodiscard]] absl::Status RecordRejected(const AdmitResult& result, nlohmann::json submitted)
       ABSL_LOCKS_EXCLUDED(sync_mu_);
   // The API object of a refused pod; NOT_FOUND when that pod was not refused (or is deleted).
   [[nodiscard]] absl::StatusOr<nlohmann::json> Rejected(const std::string& namespace_,
                                                         const std::string& name) const
       ABSL_LOCKS_EXCLUDED(sync_mu_);
-  // Removes a refused pod from the API; returns its object. NOT_FOUND when there is none.
+  // Removes a refused pod from the API (and from `refused_pods_path` first: the file's write
+  // error, with nothing removed); returns its object. NOT_FOUND when there is none.
   [[nodiscard]] absl::StatusOr<nlohmann::json> DeleteRejected(const std::string& namespace_,
                                                               const std::string& name)
       ABSL_LOCKS_EXCLUDED(sync_mu_);
@@ -83,11 +86,13 @@ class StatusManager {
   EventRecorder* const events_;
   const StatusManagerOptions options_;
 
+  // Writes the refused pods' objects (`rejected_`'s, with `added` and without `removed`) to
+  // options_.refused_pods_path.
+  absl::Status WriteRefusedLocked(const nlohmann::json* added,
+                                  const std::pair<std::string, std::string>* removed) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(sync_mu_);
+
   mutable absl::Mutex sync_mu_;
-  // uid -> the object an API client sent (SetSubmitted).
-  std::map<std::string, nlohmann::json> submitted_ ABSL_GUARDED_BY(sync_mu_);
-  // UIDs set but not yet admitted (kept by Sync while their admission runs).
-  std::set<std::string> pending_ ABSL_GUARDED_BY(sync_mu_);
   // (namespace, name) of the refused pods shown in the API.
   std::set<std::pair<std::string, std::string>> rejected_ ABSL_GUARDED_BY(sync_mu_);
   PeriodicThread thread_;

@@ -115,6 +115,20 @@ TEST_F(PodAdmissionTest, APodCreatedThroughTheApiRunsWithItsDevicesAndDeletingIt
   ASSERT_TRUE(admitted.has_value());
   EXPECT_EQ(admitted->pod.uid, uid);
   EXPECT_EQ(admitted->containers[0].devices[kGpu].size(), 2u);
+  // The client's object is kept with the pod (and recorded with it): a restarted manager's API,
+  // a new store and status manager over the same pods, shows the same labels and spec.
+  EXPECT_THAT(admitted->pod.api_object, HasSubstr(R"("app":"train")"));
+  {
+    resourceapi::ObjectStore restarted{resourceapi::StoreOptions{.node_name = "node-a"}};
+    StatusManager status(&restarted, nullptr,
+                         {.node_name = "node-a", .pods = [this] { return pods_->List(); }});
+    status.Sync();
+    absl::StatusOr<Json> shown = status.Get("default", "train");
+    ASSERT_TRUE(shown.ok()) << shown.status();
+    EXPECT_EQ((*shown)["metadata"]["labels"]["app"], "train");
+    EXPECT_EQ((*shown)["metadata"]["uid"], uid);
+    EXPECT_EQ((*shown)["spec"]["containers"][0]["image"], "registry.example.com/train:1");
+  }
 
   // A second pod of that name: 409 as the API server words it, nothing admitted.
   absl::StatusOr<Json> again = admission_->CreatePod(PodJson("train", 1));

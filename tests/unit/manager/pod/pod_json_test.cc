@@ -90,6 +90,16 @@ TEST(PodJson, TerminatingIsWrittenOnlyWhenSetAndReadBack) {
   EXPECT_EQ(*read, pod);
 }
 
+TEST(PodJson, TheApiClientsObjectIsWrittenOnlyWhenSetAndReadBack) {
+  Pod pod = SamplePod();
+  EXPECT_FALSE(PodToJson(pod).contains("apiObject"));  // kdpctl's pods' records are unchanged
+  pod.api_object = R"({"metadata":{"labels":{"app":"train"},"name":"trainer"}})";
+  EXPECT_EQ(PodToJson(pod)["apiObject"], pod.api_object);
+  absl::StatusOr<Pod> read = ThroughText(pod);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(*read, pod);
+}
+
 TEST(PodJson, RoundTripsLargestCountAndEmptyMaps) {
   Pod pod = SamplePod();
   pod.containers = {MakeContainer("c", ContainerKind::kApp, {{"example.com/gpu", kMaxCount}})};
@@ -280,6 +290,9 @@ TEST(PodJson, RejectsEachBrokenRuleWithItsPath) {
       {[](Json& j) { j["containers"][0].erase("kind"); },
        "pods[3].containers[0].kind: Required value"},
       {[](Json& j) { j["terminating"] = "yes"; }, "pods[3].terminating: must be a boolean"},
+      {[](Json& j) { j["apiObject"] = Json::object(); }, "pods[3].apiObject: must be a string"},
+      {[](Json& j) { j["apiObject"] = "[1]"; }, "pods[3].apiObject: must be a JSON object"},
+      {[](Json& j) { j["apiObject"] = "{"; }, "pods[3].apiObject: must be a JSON object"},
       {[](Json& j) { j["containers"][0]["kind"] = 2; },
        "pods[3].containers[0].kind: must be a string"},
       {[](Json& j) { j["containers"][0]["kind"] = "App"; },

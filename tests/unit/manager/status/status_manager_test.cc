@@ -4,14 +4,18 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "common/durable_file.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/temp_dir.h"
 
 namespace kdp::manager {
 namespace {
 
 using Json = nlohmann::json;
+using ::kdp::testing::TempDir;
 using resourceapi::Kind;
+using ::testing::HasSubstr;
 
 AdmittedPod OnePod(const std::string& name, const std::string& uid) {
   AdmittedPod admitted;
@@ -125,9 +129,9 @@ TEST_F(StatusManagerTest, APodAnApiClientSentKeepsItsMetadataAndSpec) {
            {"image", "registry.example.com/train:1"},
            {"resources", {{"limits", {{"example.com/gpu", "1"}}}}}}}},
         {"nodeName", "elsewhere"}}}};
-  manager.SetSubmitted("uid-a", sent);
-  SetPods({OnePod("a", "uid-a")});
-  manager.EndAdmission("uid-a", /*admitted=*/true);
+  AdmittedPod pod = OnePod("a", "uid-a");
+  pod.pod.api_object = sent.dump();
+  SetPods({pod});
   EXPECT_EQ(manager.Sync(), 1);
   absl::StatusOr<Json> a = manager.Get("default", "a");
   ASSERT_TRUE(a.ok()) << a.status();
@@ -142,12 +146,77 @@ TEST_F(StatusManagerTest, APodAnApiClientSentKeepsItsMetadataAndSpec) {
   EXPECT_EQ((*a)["spec"]["restartPolicy"], "Always");
   EXPECT_EQ((*a)["status"]["phase"], "Running");
 
-  // Gone: the object and what the client sent of it.
+  // Gone: the object; a pod of that name from kdpctl (no client object) has none of it.
   SetPods({});
   EXPECT_EQ(manager.Sync(), 1);
   SetPods({OnePod("a", "uid-a")});
   manager.Sync();
   EXPECT_FALSE((*manager.Get("default", "a"))["metadata"].contains("labels"));
+}
+
+// A refused pod is an acknowledged Pod: it is on disk before it is shown, comes back in a new
+// manager (a restart), and its deletion is on disk before it is gone. A file that is not the
+// manager's is refused, naming it; a refusal that cannot be written is not shown.
+TEST_F(StatusManagerTest, RefusedPodsAreKeptAcrossARestartUntilDeleted) {
+  TempDir dir;
+  const std::string path = dir.path() + "/refused-pods.json";
+  StatusManagerOptions options = Options();
+  options.refused_pods_path = path;
+  const Json sent = Json::parse(R"({"apiVersion": "v1", "kind": "Pod",
+      "metadata": {"name": "big", "namespace": "default", "labels": {"app": "x"}},
+      "spec": {"containers": [{"name": "main", "image": "busybox"}]}})");
+  {
+    StatusManager first(&store_, &events_, options);
+    ASSERT_TRUE(first.LoadRefused().ok());  // no file yet: none
+    AdmitResult refused{.admitted = false,
+                        .reason = "OutOfexample.com/gpu",
+                        .message = "Node didn't have enough resource: example.com/gpu",
+                        .pod = OnePod("big", "uid-big")};
+    ASSERT_TRUE(first.RecordRejected(refused, sent).ok());
+    AdmitResult other{.admitted = false,
+                      .reason = "UnexpectedAdmissionError",
+                      .message = "no healthy devices",
+                      .pod = OnePod("other", "uid-other")};
+    ASSERT_TRUE(first.RecordRejected(other, nullptr).ok());
+    ASSERT_TRUE(first.DeleteRejected("default", "other").ok());
+  }
+  // A restarted manager: a new API (store) and status manager over the same file.
+  resourceapi::ObjectStore restarted_store{resourceapi::StoreOptions{.node_name = "node-a"}};
+  StatusManager second(&restarted_store, nullptr, options);
+  absl::Status loaded = second.LoadRefused();
+  ASSERT_TRUE(loaded.ok()) << loaded;
+  absl::StatusOr<Json> big = second.Rejected("default", "big");
+  ASSERT_TRUE(big.ok()) << big.status();
+  EXPECT_EQ((*big)["metadata"]["uid"], "uid-big");
+  EXPECT_EQ((*big)["metadata"]["labels"]["app"], "x");
+  EXPECT_EQ((*big)["status"]["phase"], "Failed");
+  EXPECT_EQ((*big)["status"]["reason"], "OutOfexample.com/gpu");
+  EXPECT_TRUE(absl::IsNotFound(second.Rejected("default", "other").status()));
+  second.Sync();  // kept, though the manager runs no such pod
+  EXPECT_TRUE(restarted_store.Get(Kind::kPod, "default", "big").ok());
+  ASSERT_TRUE(second.DeleteRejected("default", "big").ok());
+  {
+    resourceapi::ObjectStore third_store{resourceapi::StoreOptions{.node_name = "node-a"}};
+    StatusManager third(&third_store, nullptr, options);
+    ASSERT_TRUE(third.LoadRefused().ok());
+    EXPECT_TRUE(absl::IsNotFound(third.Rejected("default", "big").status()));
+  }
+
+  // Damaged: refused, naming the file (the manager does not start).
+  ASSERT_TRUE(WriteFileDurably(path, "[{\"kind\": \"Pod\"}]").ok());
+  absl::Status damaged = StatusManager(&restarted_store, nullptr, options).LoadRefused();
+  EXPECT_TRUE(absl::IsDataLoss(damaged)) << damaged;
+  EXPECT_THAT(damaged.message(), HasSubstr(path));
+
+  // Not writable (the file's directory is gone): the refusal is an error and is not shown.
+  options.refused_pods_path = dir.path() + "/missing/refused-pods.json";
+  StatusManager unwritable(&restarted_store, nullptr, options);
+  AdmitResult lost{.admitted = false,
+                   .reason = "UnexpectedAdmissionError",
+                   .message = "x",
+                   .pod = OnePod("lost", "uid-lost")};
+  EXPECT_FALSE(unwritable.RecordRejected(lost, nullptr).ok());
+  EXPECT_FALSE(restarted_store.Get(Kind::kPod, "default", "lost").ok());
 }
 
 TEST_F(StatusManagerTest, ARefusedPodIsFailedWithTheKubeletsReasonUntilDeleted) {
