@@ -30,6 +30,7 @@ namespace {
 
 using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr char kKubectlDir[] = "/usr/lib/google-cloud-sdk/bin";
 
@@ -153,11 +154,37 @@ TEST_F(KubectlE2E, EveryVersionReadsTheNodeItsDevicesAndItsPods) {
 
     CommandResult resources = Kubectl(version, {"api-resources"});
     ASSERT_EQ(resources.exit_code, 0) << resources.err;
-    for (const char* line : {"pods +po +v1 +true +Pod", "nodes +no +v1 +false +Node",
-                             "namespaces +ns +v1 +false +Namespace",
-                             "resourceslices +resource.k8s.io/v1 +false +ResourceSlice"}) {
+    for (const char* line :
+         {"pods +po +v1 +true +Pod", "nodes +no +v1 +false +Node",
+          "namespaces +ns +v1 +false +Namespace",
+          "resourceslices +resource.k8s.io/v1 +false +ResourceSlice", "events +ev +v1 +true +Event",
+          "events +events.k8s.io/v1 +true +Event"}) {
       EXPECT_THAT(resources.out, ContainsRegex(line));
     }
+
+    // The same events through events.k8s.io/v1: the core columns, the group's own shape, and
+    // explain from its schema.
+    CommandResult new_events = Kubectl(version, {"get", "events.events.k8s.io", "-A"});
+    ASSERT_EQ(new_events.exit_code, 0) << new_events.err;
+    EXPECT_THAT(new_events.out, ContainsRegex("NAMESPACE +LAST SEEN +TYPE +REASON +OBJECT"));
+    EXPECT_THAT(new_events.out,
+                ContainsRegex(absl::StrCat("default +[0-9]+[smhd] +Normal +Scheduled +pod/", pod)));
+    CommandResult yaml =
+        Kubectl(version, {"get", "events.v1.events.k8s.io", "-n", "default", "-o", "yaml"});
+    ASSERT_EQ(yaml.exit_code, 0) << yaml.err;
+    EXPECT_THAT(yaml.out, HasSubstr("apiVersion: events.k8s.io/v1"));
+    EXPECT_THAT(yaml.out, ContainsRegex("regarding:(.|\n)*name: " + pod));
+    EXPECT_THAT(yaml.out, HasSubstr("note: Successfully assigned"));
+    EXPECT_THAT(yaml.out, Not(HasSubstr("involvedObject")));
+    // kubectl's explain parser takes "events.events.k8s.io" as the core `events` (discovery
+    // lists the core group first, and "events" prefixes the name) followed by the fields
+    // events.k8s.io, on any cluster: the group's schema is explained with --api-version.
+    CommandResult explained =
+        Kubectl(version, {"explain", "events", "--api-version=events.k8s.io/v1"});
+    ASSERT_EQ(explained.exit_code, 0) << explained.out << explained.err;
+    EXPECT_THAT(explained.out, HasSubstr("events.k8s.io"));
+    EXPECT_THAT(explained.out, HasSubstr("regarding"));
+    EXPECT_THAT(explained.out, HasSubstr("reportingController"));
     CommandResult namespaces = Kubectl(version, {"get", "ns"});
     ASSERT_EQ(namespaces.exit_code, 0) << namespaces.err;
     EXPECT_THAT(namespaces.out, ContainsRegex("kube-system +Active"));
@@ -372,6 +399,9 @@ TEST_F(KubectlE2E, ThePythonClientListsWatchesReadsEventsAndCreatesAndDeletesAPo
   EXPECT_THAT(run->out, ContainsRegex("pod default/[a-z0-9-]+ Running"));
   EXPECT_THAT(run->out, ContainsRegex("watch ADDED default/[a-z0-9-]+"));
   EXPECT_THAT(run->out, ContainsRegex("event Scheduled Pod default/[a-z0-9-]+"));
+  EXPECT_THAT(run->out, ContainsRegex("events.k8s.io Scheduled Pod default/[a-z0-9-]+"));
+  EXPECT_THAT(run->out, HasSubstr("events.k8s.io created from-python.check Checked by python: "
+                                  "written through events.k8s.io example.com/python"));
   EXPECT_THAT(run->out, HasSubstr("created from-python Running node-a python"));
   EXPECT_THAT(run->out, HasSubstr("gone 404"));
 }

@@ -8,9 +8,13 @@ Prints one line per fact for the calling test to check, and exits 1 on any API e
   pod <namespace>/<name> <phase>
   watch <type> <namespace>/<name>
   event <reason> <kind> <namespace>/<name>
+  events.k8s.io <reason> <kind> <namespace>/<name>      (the same events through EventsV1Api)
+  events.k8s.io created <name> <reason> <core message> <core reportingComponent>
   created <name> <phase> <node> <label>       (a pod it creates, admitted before the answer)
   gone <HTTP status>                          (reading that pod after deleting it)
 """
+import datetime
+import json
 import sys
 import time
 
@@ -49,6 +53,29 @@ def main():
     for event in events.items:
         print("event %s %s %s/%s" % (event.reason, event.involved_object.kind,
                                      event.involved_object.namespace, event.involved_object.name))
+
+    # The same events through events.k8s.io/v1. The kubelet's are old-style events without an
+    # eventTime, which this client's EventsV1Event model refuses to build (as against a real
+    # cluster), so the list is read as the JSON the server sent.
+    events_v1 = client.EventsV1Api()
+    raw = events_v1.list_namespaced_event("default", field_selector="regarding.kind=Pod",
+                                          _preload_content=False)
+    for item in json.loads(raw.data)["items"]:
+        print("events.k8s.io %s %s %s/%s" % (item["reason"], item["regarding"]["kind"],
+                                             item["regarding"]["namespace"],
+                                             item["regarding"]["name"]))
+    # A new-style event, as client-go's events.k8s.io recorder writes one, read back as core/v1.
+    new_event = client.EventsV1Event(
+        metadata=client.V1ObjectMeta(name="from-python.check"),
+        event_time=datetime.datetime.now(datetime.timezone.utc),
+        reporting_controller="example.com/python", reporting_instance="python-1",
+        action="Check", reason="Checked", type="Normal", note="written through events.k8s.io",
+        regarding=client.V1ObjectReference(kind="Node", name=node_name))
+    written = events_v1.create_namespaced_event("default", new_event)
+    read_back = events_v1.read_namespaced_event(written.metadata.name, "default")
+    as_core = core.read_namespaced_event(read_back.metadata.name, "default")
+    print("events.k8s.io created %s %s by python: %s %s" % (
+        as_core.metadata.name, read_back.reason, as_core.message, as_core.reporting_component))
 
     # A pod created through the API is admitted as kdpctl admits one; deleting it frees its GPU.
     pod = client.V1Pod(

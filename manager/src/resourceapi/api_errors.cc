@@ -32,8 +32,10 @@ const char* TypeString(FieldError::Type type) {
   return "Invalid value";
 }
 
-absl::Status WithStatusObject(absl::StatusCode code, const nlohmann::json& object) {
-  absl::Status status(code, object.value("message", std::string()));
+// The absl::Status answered as `object`; its message is `object`'s unless `message` is given.
+absl::Status WithStatusObject(absl::StatusCode code, const nlohmann::json& object,
+                              const std::string* message = nullptr) {
+  absl::Status status(code, message != nullptr ? *message : object.value("message", std::string()));
   // Messages may quote request bytes that are not UTF-8: replaced, never a throw.
   status.SetPayload(
       kStatusPayloadUrl,
@@ -177,6 +179,22 @@ absl::Status InvalidMessageError(const KindInfo& kind, std::string_view name,
 absl::Status BadRequestError(std::string_view message) {
   return WithStatusObject(absl::StatusCode::kInvalidArgument,
                           StatusObject(400, "BadRequest", message));
+}
+
+absl::Status UnprocessableEntityError(std::string_view why) {
+  const std::string message(why);
+  return WithStatusObject(
+      absl::StatusCode::kInvalidArgument,
+      StatusObject(422, "Invalid", "the server rejected our request due to an error in our request",
+                   nlohmann::json::object()),
+      &message);
+}
+
+absl::Status RequestEntityTooLargeError(std::string_view message) {
+  return WithStatusObject(
+      absl::StatusCode::kInvalidArgument,
+      StatusObject(413, "RequestEntityTooLarge",
+                   absl::StrCat("Request entity too large: ", std::string(message))));
 }
 
 absl::Status ForbiddenError(const KindInfo& kind, std::string_view name, std::string_view why) {

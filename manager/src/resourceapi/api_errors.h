@@ -88,6 +88,15 @@ absl::Status InvalidMessageError(const KindInfo& kind, std::string_view name,
                                  std::string_view message);
 // apierrors.NewBadRequest: INVALID_ARGUMENT `message`, 400 reason BadRequest.
 absl::Status BadRequestError(std::string_view message);
+// apierrors.NewGenericServerResponse(422, "", GroupResource{}, "", why, 0, false), what the API
+// server answers for a JSON patch that decodes but does not apply: 422 reason Invalid, message
+// "the server rejected our request due to an error in our request", empty details. INVALID_ARGUMENT
+// whose absl message is `why` (for logs and tests; the answer does not carry it, as upstream's
+// does not).
+absl::Status UnprocessableEntityError(std::string_view why);
+// apierrors.NewRequestEntityTooLargeError: INVALID_ARGUMENT, 413 reason RequestEntityTooLarge
+// `Request entity too large: <message>`.
+absl::Status RequestEntityTooLargeError(std::string_view message);
 // 403 Forbidden: `<resource> "<name>" is forbidden: <why>` (an admission plugin's refusal).
 absl::Status ForbiddenError(const KindInfo& kind, std::string_view name, std::string_view why);
 // apierrors.NewMethodNotSupported: UNIMPLEMENTED `<verb> is not supported on resources of kind

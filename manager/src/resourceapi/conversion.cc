@@ -72,9 +72,56 @@ void ForEachDevice(Json* object, Fn fn) {
 }
 
 void SetApiVersion(Kind kind, std::string_view version, Json* object) {
-  const KindInfo& info = InfoOf(kind);
+  const KindInfo& info = InfoOf(kind, version);
   if (*info.group == '\0' || !object->is_object()) return;
   (*object)["apiVersion"] = ApiVersion(info, version);
+}
+
+// pkg/apis/events/v1/conversion.go: the core/v1 Event fields events.k8s.io/v1 names otherwise
+// (ObjectReference, EventSource, the timestamps and count copy as they are). The rest (reason,
+// type, eventTime, series, action, related, reportingInstance, metadata) is the same field.
+constexpr std::pair<const char*, const char*> kEventRenames[] = {
+    {"involvedObject", "regarding"},
+    {"message", "note"},
+    {"source", "deprecatedSource"},
+    {"firstTimestamp", "deprecatedFirstTimestamp"},
+    {"lastTimestamp", "deprecatedLastTimestamp"},
+    {"count", "deprecatedCount"},
+    {"reportingComponent", "reportingController"},  // ReportingController's core/v1 JSON name
+};
+
+// Moves `object[from]` to `object[to]` for each pair (a field absent stays absent).
+void RenameEventFields(Json* object, bool core_to_events) {
+  Json moved = Json::object();
+  for (const auto& [core, events] : kEventRenames) {
+    const char* from = core_to_events ? core : events;
+    const char* to = core_to_events ? events : core;
+    auto it = object->find(from);
+    if (it == object->end()) continue;
+    moved[to] = std::move(*it);
+    object->erase(it);
+  }
+  for (auto& [key, value] : moved.items()) (*object)[key] = std::move(value);
+}
+
+// The fields Go's encoding/json always writes for the target type (structs and metav1 times
+// without omitempty's effect): core/v1 involvedObject, source, reportingComponent and
+// reportingInstance; events.k8s.io/v1 regarding, deprecatedSource and eventTime. An event written
+// through the other API reads back as the API server writes it.
+void AddEventFieldsGoWrites(Json* object, bool events) {
+  auto set = [&](const char* key, Json value) {
+    if (!object->contains(key)) (*object)[key] = std::move(value);
+  };
+  if (events) {
+    set("regarding", Json::object());
+    set("deprecatedSource", Json::object());
+    set("eventTime", nullptr);
+  } else {
+    set("involvedObject", Json::object());
+    set("source", Json::object());
+    set("reportingComponent", "");
+    set("reportingInstance", "");
+  }
 }
 
 }  // namespace
@@ -94,6 +141,11 @@ nlohmann::json ToV1(Kind kind, std::string_view from_version, nlohmann::json obj
       });
     }
     ForEachClaimSpec(kind, &object, RequestToV1);
+  }
+  if (kind == Kind::kEvent && from_version == kEventsV1) {
+    RenameEventFields(&object, /*core_to_events=*/false);
+    AddEventFieldsGoWrites(&object, /*events=*/false);
+    object["apiVersion"] = kVersionV1;
   }
   SetApiVersion(kind, kVersionV1, &object);
   return object;
@@ -117,6 +169,10 @@ nlohmann::json FromV1(Kind kind, std::string_view to_version, nlohmann::json obj
       });
     }
     ForEachClaimSpec(kind, &object, RequestFromV1);
+  }
+  if (kind == Kind::kEvent && to_version == kEventsV1) {
+    RenameEventFields(&object, /*core_to_events=*/true);
+    AddEventFieldsGoWrites(&object, /*events=*/true);
   }
   SetApiVersion(kind, to_version, &object);
   return object;

@@ -12,6 +12,12 @@
 //     selectors, allocationMode, count, adminAccess, tolerations and capacity on the request
 //     itself; v1 moves them under `exactly`. firstAvailable and the status are identical.
 //   - DeviceClass: same shape.
+//   - Event (core/v1 in the store, events.k8s.io/v1 as kEventsV1, kinds.h): involvedObject is
+//     `regarding`, message `note`, source `deprecatedSource`, firstTimestamp, lastTimestamp and
+//     count `deprecatedFirstTimestamp`, `deprecatedLastTimestamp` and `deprecatedCount`,
+//     reportingComponent `reportingController`; the fields Go always writes for the target type
+//     are added when absent (regarding, deprecatedSource, eventTime: null; involvedObject, source,
+//     reportingComponent, reportingInstance), so a round trip of an object that has them is exact.
 // apiVersion is rewritten; every other field is copied untouched, so fields this code does not
 // know survive the trip.
 //
@@ -26,13 +32,15 @@
 
 namespace kdp::manager::resourceapi {
 
-// Converts one object of `kind` written in `from_version` ("v1" or "v1beta1") to v1. An object
-// already in v1 is returned unchanged except for apiVersion, which is set when the kind belongs
-// to resource.k8s.io. REQUIRES: IsServedVersion(from_version). Never fails: shapes it does not
-// recognise (a request that is not an object) are copied as they are for validation to report.
+// Converts one object of `kind` written in `from_version` ("v1" or "v1beta1"; kEventsV1 for an
+// Event) to v1. An object already in v1 is returned unchanged except for apiVersion, which is set
+// when the kind belongs to resource.k8s.io. REQUIRES: IsServedVersion(from_version), or an Event
+// in kEventsV1. Never fails: shapes it does not recognise (a request that is not an object) are
+// copied as they are for validation to report.
 nlohmann::json ToV1(Kind kind, std::string_view from_version, nlohmann::json object);
 
-// The inverse: one v1 object of `kind` in `to_version`. REQUIRES: IsServedVersion(to_version).
+// The inverse: one v1 object of `kind` in `to_version`. REQUIRES: IsServedVersion(to_version), or
+// an Event in kEventsV1.
 nlohmann::json FromV1(Kind kind, std::string_view to_version, nlohmann::json object);
 
 // The v1beta1 flat request fields that v1 keeps under `exactly`.

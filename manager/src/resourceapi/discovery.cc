@@ -36,7 +36,8 @@ void AddResource(const KindInfo& info, Json* resources) {
       categories.push_back("all");
       break;
     case Kind::kEvent:
-      short_names.push_back("ev");
+      // events.k8s.io's Event has no short name: `ev` is the core one's alone.
+      if (*info.group == '\0') short_names.push_back("ev");
       break;
     default:
       break;
@@ -70,11 +71,23 @@ nlohmann::json ApiGroup() {
           {"preferredVersion", GroupVersion(kVersionV1)}};
 }
 
+nlohmann::json EventsApiGroup() {
+  const Json v1 = {{"groupVersion", kEventsV1}, {"version", kVersionV1}};
+  return {{"kind", "APIGroup"},
+          {"apiVersion", "v1"},
+          {"name", kEventsGroup},
+          {"versions", Json::array({v1})},
+          {"preferredVersion", v1}};
+}
+
 nlohmann::json ApiGroupList() {
-  Json group = ApiGroup();
-  group.erase("kind");
-  group.erase("apiVersion");
-  return {{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", Json::array({group})}};
+  Json groups = Json::array();
+  for (Json group : {ApiGroup(), EventsApiGroup()}) {
+    group.erase("kind");
+    group.erase("apiVersion");
+    groups.push_back(std::move(group));
+  }
+  return {{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", std::move(groups)}};
 }
 
 nlohmann::json ApiResourceList(std::string_view version) {
@@ -86,6 +99,15 @@ nlohmann::json ApiResourceList(std::string_view version) {
   return {{"kind", "APIResourceList"},
           {"apiVersion", "v1"},
           {"groupVersion", std::string(kGroup) + "/" + std::string(version)},
+          {"resources", std::move(resources)}};
+}
+
+nlohmann::json EventsApiResourceList() {
+  Json resources = Json::array();
+  AddResource(EventsV1Info(), &resources);
+  return {{"kind", "APIResourceList"},
+          {"apiVersion", "v1"},
+          {"groupVersion", kEventsV1},
           {"resources", std::move(resources)}};
 }
 

@@ -16,12 +16,17 @@ namespace kdp::manager::resourceapi {
 inline constexpr const char* kServedVerbs[] = {
     "create", "delete", "deletecollection", "get", "list", "update", "watch"};
 
-// GET /apis: an APIGroupList with resource.k8s.io.
+// GET /apis: an APIGroupList with resource.k8s.io and events.k8s.io.
 nlohmann::json ApiGroupList();
 // GET /apis/resource.k8s.io: the APIGroup, v1 preferred.
 nlohmann::json ApiGroup();
 // GET /apis/resource.k8s.io/<version>: the APIResourceList (REQUIRES: a served version).
 nlohmann::json ApiResourceList(std::string_view version);
+// GET /apis/events.k8s.io: the APIGroup (v1 only); GET /apis/events.k8s.io/v1: its
+// APIResourceList (events, every verb served, no short name), over the same stored Events as
+// the core group's.
+nlohmann::json EventsApiGroup();
+nlohmann::json EventsApiResourceList();
 // GET /api: APIVersions ["v1"]; GET /api/v1: the core APIResourceList (nodes, namespaces, pods,
 // events, with the API server's short names; nodes and pods read-only: the manager writes them).
 nlohmann::json CoreApiVersions();

@@ -28,6 +28,20 @@ constexpr std::array<const char*, 12> kEventFieldLabels = {"metadata.namespace",
                                                            "reportingComponent",
                                                            "source",
                                                            "type"};
+// pkg/apis/events/v1/conversion.go (AddFieldLabelConversionsForEvent): the same selectable fields
+// under events.k8s.io's names; selectors.cc maps them to the stored core fields.
+constexpr std::array<const char*, 12> kEventsV1FieldLabels = {"metadata.namespace",
+                                                              "regarding.kind",
+                                                              "regarding.namespace",
+                                                              "regarding.name",
+                                                              "regarding.uid",
+                                                              "regarding.apiVersion",
+                                                              "regarding.resourceVersion",
+                                                              "regarding.fieldPath",
+                                                              "reason",
+                                                              "reportingController",
+                                                              "source",
+                                                              "type"};
 constexpr std::array<const char*, 1> kNamespaceFieldLabels = {"status.phase"};
 
 const std::array<KindInfo, kKindCount>& Table() {
@@ -112,6 +126,23 @@ const std::array<KindInfo, kKindCount>& Table() {
 
 const KindInfo& InfoOf(Kind kind) { return Table()[static_cast<size_t>(kind)]; }
 
+const KindInfo& InfoOf(Kind kind, std::string_view version) {
+  return kind == Kind::kEvent && version == kEventsV1 ? EventsV1Info() : InfoOf(kind);
+}
+
+const KindInfo& EventsV1Info() {
+  static const KindInfo info = {.kind = Kind::kEvent,
+                                .name = "Event",
+                                .list_kind = "EventList",
+                                .resource = "events",
+                                .singular = "event",
+                                .group = kEventsGroup,
+                                .namespaced = true,
+                                .has_status = false,
+                                .field_labels = kEventsV1FieldLabels};
+  return info;
+}
+
 std::span<const KindInfo> AllKinds() { return Table(); }
 
 std::optional<Kind> KindForResource(std::string_view resource) {
@@ -141,7 +172,9 @@ std::string QualifiedKind(const KindInfo& info) {
 }
 
 std::string ApiVersion(const KindInfo& info, std::string_view version) {
-  if (*info.group == '\0') return std::string(version);
+  if (*info.group == '\0' || version.find('/') != std::string_view::npos) {
+    return std::string(version);
+  }
   return std::string(info.group) + "/" + std::string(version);
 }
 

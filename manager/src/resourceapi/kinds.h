@@ -44,6 +44,9 @@ struct KindInfo {
 
 // The descriptor of `kind`; valid for the life of the program.
 const KindInfo& InfoOf(Kind kind);
+// The descriptor a request in `version` of `kind` sees: EventsV1Info() for an Event in
+// kEventsV1, InfoOf(kind) otherwise.
+const KindInfo& InfoOf(Kind kind, std::string_view version);
 // All served kinds, in a stable order.
 std::span<const KindInfo> AllKinds();
 // The resource.k8s.io kind whose plural is `resource` ("resourceslices"); nullopt when none.
@@ -56,11 +59,23 @@ std::optional<Kind> CoreKindForResource(std::string_view resource);
 std::string QualifiedResource(const KindInfo& info);
 // "ResourceClaim.resource.k8s.io" (or "Node"), as GroupKind.String writes it in Invalid messages.
 std::string QualifiedKind(const KindInfo& info);
-// "resource.k8s.io/v1" for `version` of a resource.k8s.io kind, "v1" for Node.
+// "resource.k8s.io/v1" for `version` of a resource.k8s.io kind, "v1" for Node; a `version` that
+// names its group already (kEventsV1) as it is.
 std::string ApiVersion(const KindInfo& info, std::string_view version);
 
 // True when `version` ("v1", "v1beta1") of resource.k8s.io is served.
 bool IsServedVersion(std::string_view version);
+
+// events.k8s.io serves the stored core Events in its own shape, as kube-apiserver serves one
+// storage under two group-versions (the internal core.Event converts to both). A request there is
+// a request for Kind::kEvent whose version is kEventsV1: every function that takes a kind's
+// version (conversion.h, FieldSelector::Parse, ApiVersion, watches, tables) treats it as the
+// Event's second external version, so an event written through one API reads through the other.
+inline constexpr char kEventsGroup[] = "events.k8s.io";
+inline constexpr char kEventsV1[] = "events.k8s.io/v1";
+// events.k8s.io's Event: group events.k8s.io, the events.k8s.io field labels (regarding.*,
+// reportingController, ...). Not one of AllKinds(): it stores nothing of its own.
+const KindInfo& EventsV1Info();
 
 }  // namespace kdp::manager::resourceapi
 

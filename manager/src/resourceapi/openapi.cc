@@ -37,7 +37,18 @@ constexpr GroupVersion kGroupVersions[] = {
     {"api/v1", "", "v1"},
     {"apis/resource.k8s.io/v1", kGroup, kVersionV1},
     {"apis/resource.k8s.io/v1beta1", kGroup, kVersionV1beta1},
+    {"apis/events.k8s.io/v1", kEventsGroup, kVersionV1},
 };
+
+// The kinds `gv` serves: those of AllKinds() in its group, and events.k8s.io's view of the Event.
+std::vector<const KindInfo*> KindsOf(const GroupVersion& gv) {
+  std::vector<const KindInfo*> kinds;
+  for (const KindInfo& info : AllKinds()) {
+    if (std::string_view(info.group) == gv.group) kinds.push_back(&info);
+  }
+  if (std::string_view(gv.group) == kEventsGroup) kinds.push_back(&EventsV1Info());
+  return kinds;
+}
 
 // ---- Component schemas, expanded from the table in openapi_schemas.cc. ----
 
@@ -66,6 +77,7 @@ absl::string_view StandardDoc(absl::string_view doc) {
 std::string Qualify(absl::string_view name, absl::string_view version) {
   if (absl::ConsumePrefix(&name, "core.")) return absl::StrCat("io.k8s.api.core.v1.", name);
   if (absl::ConsumePrefix(&name, "meta.")) return absl::StrCat(kMetaPrefix, name);
+  if (absl::ConsumePrefix(&name, "ev.")) return absl::StrCat("io.k8s.api.events.v1.", name);
   if (absl::ConsumePrefix(&name, "res.")) {
     return absl::StrCat("io.k8s.api.resource.", version, ".", name);
   }
@@ -226,7 +238,9 @@ void CollectRefs(const Json& value, std::vector<std::string>& names) {
 }
 
 std::string SchemaName(const KindInfo& info, absl::string_view version) {
-  return Qualify(absl::StrCat(*info.group == '\0' ? "core." : "res.", info.name), version);
+  const std::string_view group = info.group;
+  const char* prefix = group.empty() ? "core." : group == kEventsGroup ? "ev." : "res.";
+  return Qualify(absl::StrCat(prefix, info.name), version);
 }
 
 // The components.schemas of `gv`: its kinds (marked with their group-version-kind), their lists,
@@ -237,8 +251,8 @@ Json ComponentSchemas(const GroupVersion& gv) {
   for (const char* meta : {"Status", "DeleteOptions", "Patch", "WatchEvent"}) {
     pending.push_back(absl::StrCat(kMetaPrefix, meta));
   }
-  for (const KindInfo& info : AllKinds()) {
-    if (std::string_view(info.group) != gv.group) continue;
+  for (const KindInfo* kind_info : KindsOf(gv)) {
+    const KindInfo& info = *kind_info;
     const std::string name = SchemaName(info, gv.version);
     Json& kind = all[name];
     kind["x-kubernetes-group-version-kind"] =
@@ -405,7 +419,11 @@ void AddKindPaths(const GroupVersion& gv, const KindInfo& info, Json& paths) {
   std::vector<std::string> patch_types = {"application/json-patch+json",
                                           "application/merge-patch+json",
                                           "application/apply-patch+yaml"};
-  if (*gv.group == '\0') patch_types.push_back("application/strategic-merge-patch+json");
+  // events.k8s.io is a built-in group with Go types, so the API server takes strategic merge
+  // patches there too (client-go's event recorder patches series updates with them).
+  if (*gv.group == '\0' || std::string_view(gv.group) == kEventsGroup) {
+    patch_types.push_back("application/strategic-merge-patch+json");
+  }
   for (const std::string& type : patch_types) {
     patch_body["content"][type] = {{"schema", Ref(absl::StrCat(kMetaPrefix, "Patch"))}};
   }
@@ -473,9 +491,7 @@ void AddKindPaths(const GroupVersion& gv, const KindInfo& info, Json& paths) {
 
 Json BuildDocument(const GroupVersion& gv) {
   Json paths = Json::object();
-  for (const KindInfo& info : AllKinds()) {
-    if (std::string_view(info.group) == gv.group) AddKindPaths(gv, info, paths);
-  }
+  for (const KindInfo* info : KindsOf(gv)) AddKindPaths(gv, *info, paths);
   return {{"openapi", "3.0.0"},
           {"info", {{"title", "Kubernetes"}, {"version", "unversioned"}}},
           {"paths", std::move(paths)},

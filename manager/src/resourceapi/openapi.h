@@ -9,7 +9,8 @@
 // What is served: /openapi/v2 (an empty gnostic protobuf Document, or JSON Swagger 2.0 with the
 // definitions and no paths), /openapi/v3 (the index of group-versions, each URL carrying the
 // uppercase hex SHA-512 of its document as kube-openapi does, so client caches keyed by URL stay
-// correct), and /openapi/v3/<api/v1 | apis/resource.k8s.io/v1 | apis/resource.k8s.io/v1beta1>.
+// correct), and /openapi/v3/<api/v1 | apis/resource.k8s.io/v1 | apis/resource.k8s.io/v1beta1 |
+// apis/events.k8s.io/v1>.
 //
 // Thread-safety: the documents are built once, on first use, and immutable afterwards; every
 // function is thread-safe.
@@ -46,7 +47,8 @@ struct OpenApiAnswer {
 std::optional<OpenApiAnswer> ServeOpenApi(std::string_view path, std::string_view accept);
 
 // The OpenAPI 3.0 document of `group_version` as the /openapi/v3 index names it ("api/v1",
-// "apis/resource.k8s.io/v1", "apis/resource.k8s.io/v1beta1"); nullopt for any other. Every
+// "apis/resource.k8s.io/v1", "apis/resource.k8s.io/v1beta1", "apis/events.k8s.io/v1"); nullopt
+// for any other. Every
 // $ref in it resolves within it.
 std::optional<nlohmann::json> OpenApiV3Document(std::string_view group_version);
 

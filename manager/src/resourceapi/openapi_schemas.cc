@@ -13,7 +13,7 @@
 //     <property> <type> [<extra>...] | <description>  (indented) a property of the open schema
 // <schema> and named types are short names: core.X (io.k8s.api.core.v1.X), meta.X
 // (io.k8s.apimachinery.pkg.apis.meta.v1.X), res.X (io.k8s.api.resource.<version>.X, for each
-// served version), Quantity, IntOrString, RawExtension.
+// served version), ev.X (io.k8s.api.events.v1.X), Quantity, IntOrString, RawExtension.
 // <type>: string | boolean | int32 | int64 | object (free-form) | []T | {}T (a map to T) | a named
 // type.
 // <extra>: atomic | set (x-kubernetes-list-type); map:k1,k2 (a list map with those keys);
@@ -433,6 +433,27 @@ core.ObjectReference mapatomic | ObjectReference contains enough information to 
 core.EventSource | EventSource contains information for an event.
   component string | Component from which the event is generated.
   host string | Node name on which the event is generated.
+ev.Event required:eventTime | Event is a report of an event somewhere in the cluster. It generally denotes some state change in the system. Events have a limited retention time and triggers and messages may evolve with time. Events should be treated as informative, best-effort, supplemental data.
+  apiVersion string | @apiVersion
+  kind string | @kind
+  metadata meta.ObjectMeta | @metadata
+  eventTime meta.MicroTime | eventTime is the time when this Event was first observed. It is required.
+  series ev.EventSeries | series is data about the Event series this event represents or nil if it's a singleton Event.
+  reportingController string | reportingController is the name of the controller that emitted this Event, e.g. `kubernetes.io/kubelet`. This field cannot be empty for new Events.
+  reportingInstance string | reportingInstance is the ID of the controller instance, e.g. `kubelet-xyzf`. This field cannot be empty for new Events and it can have at most 128 characters.
+  action string | action is what action was taken/failed regarding to the regarding object. It is machine-readable. This field cannot be empty for new Events and it can have at most 128 characters.
+  reason string | reason is why the action was taken. It is human-readable. This field cannot be empty for new Events and it can have at most 128 characters.
+  regarding core.ObjectReference | regarding contains the object this Event is about. In most cases it's an Object reporting controller implements, e.g. ReplicaSetController implements ReplicaSets and this event is emitted because it acts on some changes in a ReplicaSet object.
+  related core.ObjectReference | related is the optional secondary object for more complex actions. E.g. when regarding object triggers a creation or deletion of related object.
+  note string | note is a human-readable description of the status of this operation. Maximal length of the note is 1kB, but libraries should be prepared to handle values up to 64kB.
+  type string | type is the type of this event (Normal, Warning), new types could be added in the future. It is machine-readable. This field cannot be empty for new Events.
+  deprecatedSource core.EventSource | deprecatedSource is the deprecated field assuring backward compatibility with core.v1 Event type.
+  deprecatedFirstTimestamp meta.Time | deprecatedFirstTimestamp is the deprecated field assuring backward compatibility with core.v1 Event type.
+  deprecatedLastTimestamp meta.Time | deprecatedLastTimestamp is the deprecated field assuring backward compatibility with core.v1 Event type.
+  deprecatedCount int32 | deprecatedCount is the deprecated field assuring backward compatibility with core.v1 Event type.
+ev.EventSeries required:count,lastObservedTime | EventSeries contain information on series of events, i.e. thing that was/is happening continuously for some time. How often to update the EventSeries is up to the event reporters.
+  count int32 | count is the number of occurrences in this series up to the last heartbeat time.
+  lastObservedTime meta.MicroTime | lastObservedTime is the time when last Event from the series was seen before last heartbeat.
 )table"
     // k8s.io/api/resource/v1. openapi.cc derives v1beta1's flat DeviceRequest and its Device with
     // a `basic` BasicDevice from these; the other types are the same in both versions.

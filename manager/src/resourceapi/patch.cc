@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "manager/src/resourceapi/api_errors.h"
 
 namespace kdp::manager::resourceapi {
 
@@ -124,11 +125,13 @@ absl::StatusOr<Json> ApplyJsonPatch(const Json& original, std::string_view body)
                                    " into Go value of type jsonpatch.Patch"));
   }
   if (operations.size() > kMaxJsonPatchOperations) {
-    return BadRequest(absl::StrCat("The allowed maximum operations in a JSON patch is ",
-                                   kMaxJsonPatchOperations, ", got ", operations.size()));
+    return RequestEntityTooLargeError(
+        absl::StrCat("The allowed maximum operations in a JSON patch is ", kMaxJsonPatchOperations,
+                     ", got ", operations.size()));
   }
   // One operation at a time, so a failure names the operation (all or nothing still holds: the
-  // working copy is dropped on any error).
+  // working copy is dropped on any error). What got here decoded (jsonpatch.DecodePatch); what
+  // fails from here on fails in Apply, which the API server answers 422, not 400.
   Json patched = original;
   for (const Json& operation : operations) {
     if (!operation.is_object()) {
@@ -141,15 +144,18 @@ absl::StatusOr<Json> ApplyJsonPatch(const Json& original, std::string_view body)
     const std::string where = path.is_string() ? path.get<std::string>() : path.dump();
     if (kind != "add" && kind != "remove" && kind != "replace" && kind != "move" &&
         kind != "copy" && kind != "test") {
-      return BadRequest(absl::StrCat("Unexpected kind: ", kind));  // evanphx/json-patch's text
+      // evanphx/json-patch's text.
+      return UnprocessableEntityError(absl::StrCat("Unexpected kind: ", kind));
     }
     try {
       patched.patch_inplace(Json::array({operation}));
     } catch (const Json::other_error&) {  // 501: a test that did not hold
-      return BadRequest(absl::StrCat("testing value ", where, " failed: test failed"));
+      return UnprocessableEntityError(
+          absl::StrCat("testing value ", where, " failed: test failed"));
     } catch (const Json::exception& e) {
       const std::string at = path.is_string() ? absl::StrCat("path \"", where, "\": ") : "";
-      return BadRequest(absl::StrCat(kind, " operation does not apply: ", at, ExceptionDetail(e)));
+      return UnprocessableEntityError(
+          absl::StrCat(kind, " operation does not apply: ", at, ExceptionDetail(e)));
     }
   }
   return patched;

@@ -82,18 +82,20 @@ const StrategicMergeSchema& GenericSchema();
 
 // Applies `patch`, the raw request body of `type`, to `original` (a stored object; REQUIRES: a
 // JSON object) and returns the patched object. `schema` is read for kStrategicMergePatch only.
-// Errors, all INVALID_ARGUMENT with the API server's wording where it has one (which the REST
-// server answers as 400 BadRequest):
+// Errors, all INVALID_ARGUMENT with the API server's wording where it has one, answered by the
+// REST server as the API server answers them (api_errors.h ToStatusObject):
 //  - a body that is not JSON, or not the JSON the type needs (kJsonPatch: an array of operation
-//    objects, at most 10000; kMergePatch: an object, "Invalid JSON Patch"; kStrategicMergePatch:
-//    an object or null), or nested deeper than 1000 levels;
-//  - a JSON patch operation that does not apply: "testing value /metadata/labels/a failed: test
-//    failed", `remove operation does not apply: ...`, "Unexpected kind: frob". The API server
-//    answers these 422 Invalid with only "the server rejected our request due to an error in our
-//    request"; the message here names the failing operation instead;
+//    objects; kMergePatch: an object, "Invalid JSON Patch"; kStrategicMergePatch: an object or
+//    null), or nested deeper than 1000 levels: 400 BadRequest;
+//  - a JSON patch of more than 10000 operations: 413 RequestEntityTooLarge;
+//  - a JSON patch operation that does not apply (it decoded, Apply failed): "testing value
+//    /metadata/labels/a failed: test failed", `remove operation does not apply: ...`,
+//    "Unexpected kind: frob" as the absl message, answered 422 Invalid with only "the server
+//    rejected our request due to an error in our request" (UnprocessableEntityError), as
+//    patch.go's NewGenericServerResponse does;
 //  - a strategic merge patch the merge rejects: "map: {...} does not contain declared merge key:
 //    name", "invalid patch format of retainKeys", "The order in patch list: ... doesn't match
-//    $setElementOrder list: ...", "unknown patch type: frob in map: ...".
+//    $setElementOrder list: ...", "unknown patch type: frob in map: ...": 400 BadRequest.
 // kApplyPatch returns UNIMPLEMENTED (server-side apply needs managed fields); the REST server
 // answers it 415 like any unsupported media type.
 // A strategic merge patch value for a field the original lacks is merged into an empty value, so

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "manager/src/resourceapi/api_errors.h"
+#include "manager/src/resourceapi/types.h"
 
 namespace kdp::manager::resourceapi {
 namespace {
@@ -86,6 +87,11 @@ absl::Status CheckFieldLabel(const std::string& field, const KindInfo& kind,
     for (const char* label : kind.field_labels) {
       if (field == label) return absl::OkStatus();
     }
+    // resource.k8s.io's conversion functions name the GroupVersionKind; the core and
+    // events.k8s.io ones do not.
+    if (kind.group != std::string_view(kGroup)) {
+      return BadRequestError(absl::StrCat("field label not supported: ", field));
+    }
     return BadRequestError(absl::StrCat("field label not supported for ", ApiVersion(kind, version),
                                         ", Kind=", kind.name, ": ", field));
   }
@@ -94,6 +100,20 @@ absl::Status CheckFieldLabel(const std::string& field, const KindInfo& kind,
   return BadRequestError(absl::StrCat("\"", field,
                                       "\" is not a known field selector: only \"metadata.name\", "
                                       "\"metadata.namespace\""));
+}
+
+// The stored (core/v1) field that selector label `label` of `kind` reads: events.k8s.io's names
+// map to the core Event's (AddFieldLabelConversionsForEvent), and an Event's "source" is
+// source.component (EventToSelectableFields).
+std::string StoredSelectorField(const KindInfo& kind, const std::string& label) {
+  if (kind.kind != Kind::kEvent) return label;
+  if (label == "source") return "source.component";
+  if (label == "reportingController") return "reportingComponent";
+  constexpr std::string_view kRegarding = "regarding.";
+  if (label.starts_with(kRegarding)) {
+    return absl::StrCat("involvedObject.", label.substr(kRegarding.size()));
+  }
+  return label;
 }
 
 }  // namespace
@@ -143,7 +163,8 @@ absl::StatusOr<FieldSelector> FieldSelector::Parse(std::string_view text, const 
     absl::StatusOr<std::string> value = Unescape(rhs);
     if (!value.ok()) return value.status();
     if (absl::Status s = CheckFieldLabel(lhs, kind, version); !s.ok()) return s;
-    selector.requirements_.push_back({.field = lhs, .equal = op != "!=", .value = *value});
+    selector.requirements_.push_back(
+        {.field = StoredSelectorField(kind, lhs), .equal = op != "!=", .value = *value});
   }
   return selector;
 }

@@ -34,6 +34,10 @@ class FieldSelector {
   // error for an unsupported field. Errors are BadRequest (400), worded as the API server's:
   //   invalid selector: '<text>'; can't understand '<term>'
   //   field label not supported for resource.k8s.io/v1, Kind=ResourceSlice: <field>
+  //   field label not supported: <field>    (core/v1 and events.k8s.io kinds)
+  // Each requirement names the stored core/v1 field it reads: events.k8s.io's regarding.<x> is
+  // involvedObject.<x> and reportingController reportingComponent, and an Event's `source` is
+  // source.component, as the API server's label conversion and selectable fields have it.
   //   "<field>" is not a known field selector: only "metadata.name", "metadata.namespace"
   [[nodiscard]] static absl::StatusOr<FieldSelector> Parse(std::string_view text,
                                                            const KindInfo& kind,

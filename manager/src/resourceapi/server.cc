@@ -25,6 +25,7 @@
 #include "manager/src/resourceapi/codec.h"
 #include "manager/src/resourceapi/conversion.h"
 #include "manager/src/resourceapi/discovery.h"
+#include "manager/src/resourceapi/event_validation.h"
 #include "manager/src/resourceapi/field_validation.h"
 #include "manager/src/resourceapi/openapi.h"
 #include "manager/src/resourceapi/patch.h"
@@ -51,7 +52,7 @@ struct TlsIdentity {
 // A request for an object or a collection, resolved from the URL.
 struct Route {
   Kind kind = Kind::kResourceSlice;
-  std::string version;     // "v1", "v1beta1"
+  std::string version;     // "v1", "v1beta1"; kEventsV1 under /apis/events.k8s.io/v1
   std::string namespace_;  // from /namespaces/<ns>/; empty otherwise
   std::string name;        // empty: the collection
   bool status = false;     // the /status subresource
@@ -118,10 +119,10 @@ struct Resolved {
 };
 
 // The object route of `parts[i...]` (after /api/v1 or /apis/<group>/<version>): [namespaces/<ns>/]
-// <resource>[/<name>[/status]]; nullopt when the path names nothing served. `core` selects the
-// core group's kinds, else resource.k8s.io's.
+// <resource>[/<name>[/status]]; nullopt when the path names nothing served. `group` selects the
+// kinds: "" the core group's, kGroup resource.k8s.io's, kEventsGroup events.k8s.io's Event.
 std::optional<Route> ResolveObject(const std::vector<std::string>& parts, size_t i,
-                                   const std::string& version, bool core) {
+                                   const std::string& version, std::string_view group) {
   Route route;
   route.version = version;
   // /api/v1/namespaces/<name>[/status] is the Namespace itself, not a namespace prefix.
@@ -130,10 +131,17 @@ std::optional<Route> ResolveObject(const std::vector<std::string>& parts, size_t
     route.namespace_ = parts[i + 1];
     i += 2;
   }
-  std::optional<Kind> kind = core ? CoreKindForResource(parts[i]) : KindForResource(parts[i]);
+  std::optional<Kind> kind;
+  if (group.empty()) {
+    kind = CoreKindForResource(parts[i]);
+  } else if (group == kGroup) {
+    kind = KindForResource(parts[i]);
+  } else if (parts[i] == EventsV1Info().resource) {
+    kind = Kind::kEvent;
+  }
   if (!kind) return std::nullopt;
   route.kind = *kind;
-  const KindInfo& info = InfoOf(*kind);
+  const KindInfo& info = InfoOf(*kind, version);
   // A namespaced kind is served under /namespaces/<ns>/ and, for lists, across all namespaces;
   // a cluster-scoped kind never under a namespace.
   if (!route.namespace_.empty() && !info.namespaced) return std::nullopt;
@@ -164,12 +172,21 @@ Resolved Resolve(const std::string& path, const std::string& kubernetes_version)
   if (!parts.empty() && parts[0] == "api") {
     if (parts.size() == 1) r.document = CoreApiVersions();
     if (parts.size() == 2 && parts[1] == "v1") r.document = CoreApiResourceList();
-    if (parts.size() >= 3 && parts[1] == "v1") r.route = ResolveObject(parts, 2, "v1", true);
+    if (parts.size() >= 3 && parts[1] == "v1") r.route = ResolveObject(parts, 2, "v1", "");
     return r;
   }
   if (parts.empty() || parts[0] != "apis") return r;
   if (parts.size() == 1) {
     r.document = ApiGroupList();
+    return r;
+  }
+  if (parts[1] == kEventsGroup) {
+    // events.k8s.io/v1: the stored core Events in that group's shape (kinds.h kEventsV1).
+    if (parts.size() == 2) r.document = EventsApiGroup();
+    if (parts.size() == 3 && parts[2] == kVersionV1) r.document = EventsApiResourceList();
+    if (parts.size() >= 4 && parts[2] == kVersionV1) {
+      r.route = ResolveObject(parts, 3, kEventsV1, kEventsGroup);
+    }
     return r;
   }
   if (parts[1] != kGroup) return r;
@@ -182,7 +199,7 @@ Resolved Resolve(const std::string& path, const std::string& kubernetes_version)
     r.document = ApiResourceList(parts[2]);
     return r;
   }
-  r.route = ResolveObject(parts, 3, parts[2], false);
+  r.route = ResolveObject(parts, 3, parts[2], kGroup);
   return r;
 }
 void Reply(httplib::Response& response, int code, const Json& body) {
@@ -195,6 +212,12 @@ void ReplyError(httplib::Response& response, const absl::Status& status) {
   Reply(response, object.value("code", 500), object);
 }
 
+// The resource ToTable prints `info` as: events.k8s.io's Events ("events.events.k8s.io") come in
+// their own shape, printed with the core Event's columns.
+std::string TableResource(const KindInfo& info) {
+  return info.group == std::string_view(kEventsGroup) ? QualifiedResource(info) : info.resource;
+}
+
 // The answer's form of a stored v1 object: converted to the URL's version.
 Json Outgoing(const Route& route, Json object) {
   return FromV1(route.kind, route.version, std::move(object));
@@ -204,7 +227,7 @@ Json Outgoing(const Route& route, Json object) {
 // of them when the route asks for one.
 Json ListObject(const Route& route, const ListResult& list, size_t begin, size_t end,
                 const std::string& continue_token = "") {
-  const KindInfo& info = InfoOf(route.kind);
+  const KindInfo& info = InfoOf(route.kind, route.version);
   Json meta = {{"resourceVersion", std::to_string(list.resource_version)}};
   if (!continue_token.empty()) {
     meta["continue"] = continue_token;
@@ -214,7 +237,7 @@ Json ListObject(const Route& route, const ListResult& list, size_t begin, size_t
   objects.reserve(end - begin);
   for (size_t i = begin; i < end; ++i) objects.push_back(Outgoing(route, list.items[i]));
   if (route.table_version) {
-    return ToTable(info.resource, objects, meta, *route.table_version,
+    return ToTable(TableResource(info), objects, meta, *route.table_version,
                    {.include_object = route.include_object, .now = absl::Now()});
   }
   Json items = Json::array();
@@ -318,7 +341,7 @@ absl::Status CheckFields(const httplib::Request& request, const Route& route, co
   if (validation == FieldValidation::kIgnore) return absl::OkStatus();
   std::vector<std::string> unknown = UnknownFields(route.kind, route.version, object);
   if (unknown.empty()) return absl::OkStatus();
-  const KindInfo& info = InfoOf(route.kind);
+  const KindInfo& info = InfoOf(route.kind, route.version);
   if (validation == FieldValidation::kStrict) {
     return BadRequestError(absl::StrCat(info.name, " in version \"", route.version,
                                         "\" cannot be handled as a ", info.name, ": ",
@@ -332,7 +355,7 @@ absl::Status CheckFields(const httplib::Request& request, const Route& route, co
 }
 
 absl::StatusOr<Json> Incoming(const httplib::Request& request, const Route& route) {
-  const KindInfo& info = InfoOf(route.kind);
+  const KindInfo& info = InfoOf(route.kind, route.version);
   std::string content_type = request.get_header_value("Content-Type");
   content_type =
       std::string(absl::StripAsciiWhitespace(content_type.substr(0, content_type.find(';'))));
@@ -627,7 +650,7 @@ void ResourceApiServer::ServeWatch(const Route& route, ListWatchOptions options,
     // kubectl get -w: each event's object is a one-row Table, the column definitions in the
     // first only (the API server's NoHeaders for the rest).
     auto first = std::make_shared<std::atomic<bool>>(true);
-    target.transform = [resource = std::string(InfoOf(route.kind).resource),
+    target.transform = [resource = TableResource(InfoOf(route.kind, route.version)),
                         version = *route.table_version, include = route.include_object,
                         first](Json object) {
       Json meta = {{"resourceVersion", object["metadata"].value("resourceVersion", "")}};
@@ -712,7 +735,7 @@ void ResourceApiServer::Handle(const httplib::Request& request, httplib::Respons
     return;
   }
   Route& route = *resolved.route;
-  const KindInfo& info = InfoOf(route.kind);
+  const KindInfo& info = InfoOf(route.kind, route.version);
   if (route.log) {
     // kubectl logs: there is no container runtime, so no container has ever written a line.
     absl::StatusOr<Json> pod = store_->Get(route.kind, route.namespace_, route.name);
@@ -742,7 +765,7 @@ void ResourceApiServer::Handle(const httplib::Request& request, httplib::Respons
       if (route.table_version) {
         // The API server's single-object Table carries the object's resourceVersion.
         Json meta = {{"resourceVersion", out["metadata"].value("resourceVersion", "")}};
-        out = ToTable(info.resource, {std::move(out)}, meta, *route.table_version,
+        out = ToTable(TableResource(info), {std::move(out)}, meta, *route.table_version,
                       {.include_object = route.include_object, .now = absl::Now()});
       }
       return Reply(response, 200, out);
@@ -793,6 +816,12 @@ void ResourceApiServer::Handle(const httplib::Request& request, httplib::Respons
     if (!body.ok()) return ReplyError(response, body.status());
     if (absl::Status fields = CheckFields(request, route, *body, response); !fields.ok()) {
       return ReplyError(response, fields);
+    }
+    if (route.kind == Kind::kEvent) {
+      // Which rules apply depends on the API the event came through (event_validation.h).
+      if (absl::Status valid = ValidateEventCreate(*body, route.version); !valid.ok()) {
+        return ReplyError(response, valid);
+      }
     }
     absl::StatusOr<Json> created = store_->Create(route.kind, *std::move(body));
     if (!created.ok()) return ReplyError(response, created.status());
@@ -860,7 +889,7 @@ void ResourceApiServer::Handle(const httplib::Request& request, httplib::Respons
 
 void ResourceApiServer::ServePatch(const httplib::Request& request, const Route& route,
                                    httplib::Response& response) {
-  const KindInfo& info = InfoOf(route.kind);
+  const KindInfo& info = InfoOf(route.kind, route.version);
   std::string content_type = request.get_header_value("Content-Type");
   std::optional<PatchType> type = PatchTypeFromContentType(content_type);
   if (!type) {
@@ -885,9 +914,10 @@ void ResourceApiServer::ServePatch(const httplib::Request& request, const Route&
     absl::StatusOr<Json> stored = store_->Get(route.kind, route.namespace_, route.name);
     if (!stored.ok()) return ReplyError(response, stored.status());
     const Json current = Outgoing(route, *stored);
+    // ApplyPatch's errors are the API server's: 400 for a body that does not decode, 422 for a
+    // JSON patch that decodes but does not apply, 413 for too many operations.
     absl::StatusOr<Json> patched = ApplyPatch(current, request.body, *type, schema);
-    if (!patched.ok())
-      return ReplyError(response, BadRequestError(std::string(patched.status().message())));
+    if (!patched.ok()) return ReplyError(response, patched.status());
     if (!patched->is_object() || patched->value("kind", "") != info.name ||
         patched->value("apiVersion", "") != ApiVersion(info, route.version)) {
       return ReplyError(response,

@@ -1,7 +1,8 @@
 // ResourceApiServer: kdp-manager's local resource API, a small Kubernetes API server over HTTPS
 // on 127.0.0.1 (cpp-httplib with OpenSSL) serving resource.k8s.io v1 and v1beta1 ResourceSlices,
 // DeviceClasses, ResourceClaims (with /status) and ResourceClaimTemplates, the manager's Node
-// (GET /api/v1/nodes/<name>), discovery (/apis, /apis/resource.k8s.io[/<version>], /api,
+// (GET /api/v1/nodes/<name>), core v1 Namespaces, Pods and Events, the same Events as
+// events.k8s.io/v1 (kinds.h kEventsV1), discovery (/apis, /apis/<group>[/<version>], /api,
 // /api/v1) and /version, from an ObjectStore. TLS serves the certificate of serving_certs.h
 // (TLS 1.2 or later; the certificate can be replaced while serving, for renewal). Every request
 // must carry `Authorization: Bearer <token>` (kubeconfig.h writes it for drivers) or present a

@@ -20,6 +20,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "manager/src/resourceapi/api_errors.h"
+#include "manager/src/resourceapi/conversion.h"
+#include "manager/src/resourceapi/kinds.h"
 
 namespace kdp::manager::resourceapi {
 namespace {
@@ -462,6 +464,12 @@ Printer PrinterFor(std::string_view resource) {
   if (resource == "pods") return {kPodColumns, PodCells};
   if (resource == "nodes") return {kNodeColumns, NodeCells};
   if (resource == "events") return {kEventColumns, EventCells};
+  if (resource == "events.events.k8s.io") {
+    // The API server prints the internal (core) Event whichever group was asked.
+    return {kEventColumns, [](const Json& o, absl::Time now) {
+              return EventCells(ToV1(Kind::kEvent, kEventsV1, o), now);
+            }};
+  }
   if (resource == "resourceclaims") return {kResourceClaimColumns, ResourceClaimCells};
   if (resource == "namespaces") {
     return {kNamespaceColumns, [](const Json& o, absl::Time now) {

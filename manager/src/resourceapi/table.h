@@ -60,7 +60,8 @@ struct TableOptions {
     std::string_view value);
 
 // The Table (kind Table, apiVersion meta.k8s.io/<table_version>) for `objects` of `resource`
-// (the plural name: "nodes", "pods", "namespaces", "events" (core/v1), "resourceslices",
+// (the plural name: "nodes", "pods", "namespaces", "events" (core/v1), "events.events.k8s.io"
+// (events.k8s.io/v1 objects, printed with the core Event's columns), "resourceslices",
 // "deviceclasses", "resourceclaims", "resourceclaimtemplates"; any other resource gets the
 // default Name / Created At table). One row per object, in order, with the wide columns
 // included (priority 1 columns are the ones `kubectl get -o wide` shows). `list_metadata`

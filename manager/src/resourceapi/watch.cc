@@ -55,7 +55,7 @@ void WatchStream::AppendEvent(std::string& out, const char* type, const Json& v1
 void WatchStream::AppendBookmark(std::string& out, bool initial_events_end) const {
   // What the watch cache sends: an object of the watched kind carrying only the
   // resourceVersion (and, ending a watch-list's initial events, the annotation).
-  const KindInfo& info = InfoOf(target_.kind);
+  const KindInfo& info = InfoOf(target_.kind, target_.version);
   Json meta = {{"resourceVersion", std::to_string(cursor_)}};
   if (initial_events_end) meta["annotations"] = {{kInitialEventsEndAnnotation, "true"}};
   const Json event = {{"type", "BOOKMARK"},

@@ -117,5 +117,59 @@ TEST(Conversion, V1ToV1IsIdentityApartFromApiVersion) {
   EXPECT_EQ(FromV1(Kind::kResourceSlice, "v1", v1), v1);
 }
 
+// A core/v1 Event as the API server writes it (every field Go always writes present).
+const char kCoreEvent[] = R"({
+  "apiVersion": "v1", "kind": "Event",
+  "metadata": {"name": "p.1", "namespace": "default", "uid": "u", "resourceVersion": "7"},
+  "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default", "uid": "pu",
+                     "fieldPath": "spec.containers{c}"},
+  "reason": "Started", "message": "Started container c",
+  "source": {"component": "kubelet", "host": "node-1"},
+  "firstTimestamp": "2026-01-02T03:04:05Z", "lastTimestamp": "2026-01-02T03:04:09Z", "count": 3,
+  "type": "Normal", "eventTime": null, "action": "Start",
+  "related": {"kind": "Node", "name": "node-1"},
+  "series": {"count": 2, "lastObservedTime": "2026-01-02T03:04:09.000000Z"},
+  "reportingComponent": "kubelet", "reportingInstance": "node-1"})";
+
+TEST(Conversion, CoreEventToEventsK8sIoAndBack) {
+  const Json core = Json::parse(kCoreEvent);
+  const Json events = FromV1(Kind::kEvent, kEventsV1, core);
+  EXPECT_EQ(events, Json::parse(R"({
+    "apiVersion": "events.k8s.io/v1", "kind": "Event",
+    "metadata": {"name": "p.1", "namespace": "default", "uid": "u", "resourceVersion": "7"},
+    "regarding": {"kind": "Pod", "name": "p", "namespace": "default", "uid": "pu",
+                  "fieldPath": "spec.containers{c}"},
+    "reason": "Started", "note": "Started container c",
+    "deprecatedSource": {"component": "kubelet", "host": "node-1"},
+    "deprecatedFirstTimestamp": "2026-01-02T03:04:05Z",
+    "deprecatedLastTimestamp": "2026-01-02T03:04:09Z", "deprecatedCount": 3,
+    "type": "Normal", "eventTime": null, "action": "Start",
+    "related": {"kind": "Node", "name": "node-1"},
+    "series": {"count": 2, "lastObservedTime": "2026-01-02T03:04:09.000000Z"},
+    "reportingController": "kubelet", "reportingInstance": "node-1"})"));
+  EXPECT_EQ(ToV1(Kind::kEvent, kEventsV1, events), core);
+  // Core/v1 to core/v1 changes nothing.
+  EXPECT_EQ(FromV1(Kind::kEvent, "v1", core), core);
+  EXPECT_EQ(ToV1(Kind::kEvent, "v1", core), core);
+}
+
+TEST(Conversion, EventsK8sIoEventGetsTheFieldsCoreV1AlwaysWrites) {
+  const Json events = Json::parse(R"({"apiVersion": "events.k8s.io/v1", "kind": "Event",
+    "metadata": {"name": "e"}, "eventTime": "2026-01-02T03:04:05.000001Z", "note": "n",
+    "reportingController": "example.com/c", "reportingInstance": "i"})");
+  const Json core = ToV1(Kind::kEvent, kEventsV1, events);
+  EXPECT_EQ(core, Json::parse(R"({"apiVersion": "v1", "kind": "Event",
+    "metadata": {"name": "e"}, "eventTime": "2026-01-02T03:04:05.000001Z", "message": "n",
+    "reportingComponent": "example.com/c", "reportingInstance": "i",
+    "involvedObject": {}, "source": {}})"));
+  // And back: what events.k8s.io always writes, and nothing of core/v1's names.
+  Json back = FromV1(Kind::kEvent, kEventsV1, core);
+  EXPECT_EQ(back["regarding"], Json::object());
+  EXPECT_EQ(back["deprecatedSource"], Json::object());
+  EXPECT_EQ(back["note"], "n");
+  EXPECT_FALSE(back.contains("involvedObject"));
+  EXPECT_FALSE(back.contains("source"));
+}
+
 }  // namespace
 }  // namespace kdp::manager::resourceapi

@@ -29,7 +29,7 @@ constexpr char kSchemas[] = "#/components/schemas/";
 // kubectl 1.27's Accept for /openapi/v2, verbatim.
 constexpr char kKubectlV2Accept[] = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
 constexpr const char* kGroupVersions[] = {"api/v1", "apis/resource.k8s.io/v1",
-                                          "apis/resource.k8s.io/v1beta1"};
+                                          "apis/resource.k8s.io/v1beta1", "apis/events.k8s.io/v1"};
 
 std::string Sha512Hex(const std::string& data) {
   unsigned char digest[EVP_MAX_MD_SIZE];
@@ -211,7 +211,8 @@ TEST(OpenApiTest, EveryRefResolvesWithinItsDocument) {
     Json document = Document(gv);
     std::vector<std::pair<std::string, std::string>> refs;
     CollectRefs(document, "", refs);
-    EXPECT_GT(refs.size(), 100u);
+    // events.k8s.io/v1 serves one kind; the others several.
+    EXPECT_GT(refs.size(), gv == "apis/events.k8s.io/v1" ? 30u : 100u);
     for (const auto& [ref, where] : refs) {
       ASSERT_TRUE(absl::StartsWith(ref, kSchemas)) << ref << " at " << where;
       EXPECT_TRUE(
@@ -237,6 +238,39 @@ TEST(OpenApiTest, OnlyCoreKindsOfferStrategicMergePatch) {
       }
     }
   }
+}
+
+TEST(OpenApiTest, EventsK8sIoServesItsEventShapeForKubectlExplain) {
+  Json document = Document("apis/events.k8s.io/v1");
+  Json& schemas = document["components"]["schemas"];
+  ASSERT_TRUE(schemas.contains("io.k8s.api.events.v1.Event"));
+  Json event = schemas["io.k8s.api.events.v1.Event"];
+  EXPECT_EQ(event["x-kubernetes-group-version-kind"],
+            Json::parse(R"([{"group": "events.k8s.io", "kind": "Event", "version": "v1"}])"));
+  for (const char* field : {"regarding", "note", "reportingController", "reportingInstance",
+                            "deprecatedSource", "deprecatedFirstTimestamp", "deprecatedCount",
+                            "eventTime", "series", "action", "related", "reason", "type"}) {
+    EXPECT_TRUE(event["properties"].contains(field)) << field;
+  }
+  EXPECT_FALSE(event["properties"].contains("involvedObject"));
+  EXPECT_EQ(At(document, "io.k8s.api.events.v1.Event", "series")["properties"]["count"]["type"],
+            "integer");
+  EXPECT_EQ(At(document, "io.k8s.api.events.v1.Event", "regarding")["properties"]["name"]["type"],
+            "string");
+  EXPECT_TRUE(schemas.contains("io.k8s.api.events.v1.EventList"));
+  // Its paths, with kube-openapi's operation ids; a built-in group takes strategic merge patches.
+  Json& paths = document["paths"];
+  ASSERT_TRUE(paths.contains("/apis/events.k8s.io/v1/namespaces/{namespace}/events/{name}"));
+  ASSERT_TRUE(paths.contains("/apis/events.k8s.io/v1/events"));
+  Json object = paths["/apis/events.k8s.io/v1/namespaces/{namespace}/events/{name}"];
+  EXPECT_EQ(object["get"]["operationId"], "readEventsV1NamespacedEvent");
+  EXPECT_TRUE(HasQueryParam(object["patch"], "fieldValidation"));
+  EXPECT_TRUE(
+      object["patch"]["requestBody"]["content"].contains("application/strategic-merge-patch+json"));
+  // The schema is in the v2 document too (kubectl explain of old clients).
+  std::optional<OpenApiAnswer> v2 = ServeOpenApi("/openapi/v2", "application/json");
+  ASSERT_TRUE(v2.has_value());
+  EXPECT_TRUE(Json::parse(v2->body)["definitions"].contains("io.k8s.api.events.v1.Event"));
 }
 
 TEST(OpenApiTest, PodContainersCarryTheirMergeKey) {

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "manager/src/resourceapi/api_errors.h"
 
 namespace kdp::manager::resourceapi {
 namespace {
@@ -147,6 +148,39 @@ TEST(Patch, JsonPatchFailuresNameTheOperation) {
     EXPECT_EQ(patched.status().code(), absl::StatusCode::kInvalidArgument) << c.body;
     EXPECT_THAT(std::string(patched.status().message()), HasSubstr(c.message)) << c.body;
   }
+}
+
+TEST(Patch, JsonPatchThatDecodesButDoesNotApplyIs422AsTheApiServerAnswers) {
+  // patch.go: DecodePatch failures are BadRequest, Apply failures
+  // NewGenericServerResponse(422, ...), whose Status carries none of the patch library's text.
+  const Json unprocessable = Json::parse(R"({"kind": "Status", "apiVersion": "v1",
+      "metadata": {}, "status": "Failure", "reason": "Invalid", "code": 422, "details": {},
+      "message": "the server rejected our request due to an error in our request"})");
+  for (const char* body : {R"([{"op": "test", "path": "/metadata/labels/app", "value": "api"}])",
+                           R"([{"op": "remove", "path": "/metadata/labels/missing"}])",
+                           R"([{"op": "frob", "path": "/a"}])"}) {
+    absl::StatusOr<Json> patched = ApplyPatch(Pod(), body, PatchType::kJsonPatch, PodSchema());
+    ASSERT_FALSE(patched.ok()) << body;
+    EXPECT_EQ(ToStatusObject(patched.status()), unprocessable) << body;
+  }
+  for (const char* body : {R"({"op": "add"})", R"([1])", R"([{"op": "add")"}) {
+    absl::StatusOr<Json> patched = ApplyPatch(Pod(), body, PatchType::kJsonPatch, PodSchema());
+    ASSERT_FALSE(patched.ok()) << body;
+    EXPECT_EQ(HttpCode(patched.status()), 400) << body;
+    EXPECT_EQ(Reason(patched.status()), "BadRequest") << body;
+  }
+  // More than 10000 operations: RequestEntityTooLarge.
+  std::string many = "[";
+  for (int i = 0; i <= 10000; ++i) {
+    many += std::string(i == 0 ? "" : ",") + R"({"op": "test", "path": "/kind", "value": "Pod"})";
+  }
+  many += "]";
+  absl::StatusOr<Json> patched = ApplyPatch(Pod(), many, PatchType::kJsonPatch, PodSchema());
+  ASSERT_FALSE(patched.ok());
+  EXPECT_EQ(HttpCode(patched.status()), 413);
+  EXPECT_EQ(ToStatusObject(patched.status())["message"],
+            "Request entity too large: The allowed maximum operations in a JSON patch is 10000, "
+            "got 10001");
 }
 
 TEST(Patch, StrategicApplyUpdatesAndAddsContainersInSetElementOrder) {

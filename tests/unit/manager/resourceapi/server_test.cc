@@ -661,11 +661,21 @@ TEST_F(ResourceApiServerPatchTest, MergeJsonAndStrategicPatchesAsKubectlSendsThe
             "application/json-patch+json");
   ASSERT_EQ(code, 200) << patched.dump();
   EXPECT_EQ(patched["metadata"]["annotations"]["x"], "y");
-  // A failing test operation changes nothing.
+  // A failing test operation changes nothing: it decoded, so 422 Invalid as patch.go answers;
+  // a body that does not decode as a JSON patch is 400.
   std::tie(code, patched) =
       Patch(path, R"([{"op": "test", "path": "/metadata/name", "value": "z"}])",
             "application/json-patch+json");
+  EXPECT_EQ(code, 422);
+  EXPECT_EQ(patched, Json::parse(R"({"kind": "Status", "apiVersion": "v1", "metadata": {},
+      "status": "Failure", "reason": "Invalid", "code": 422, "details": {},
+      "message": "the server rejected our request due to an error in our request"})"));
+  EXPECT_EQ(Do("GET", path).second["metadata"]["annotations"], Json::parse(R"({"x": "y"})"));
+  std::tie(code, patched) = Patch(path, R"({"op": "test"})", "application/json-patch+json");
   EXPECT_EQ(code, 400);
+  EXPECT_EQ(patched["reason"], "BadRequest");
+  EXPECT_EQ(patched["message"],
+            "json: cannot unmarshal object into Go value of type jsonpatch.Patch");
   // kubectl label on a core object: a strategic merge patch.
   std::tie(code, patched) =
       Patch("/api/v1/namespaces/default", R"({"metadata":{"labels":{"team":"ml"}}})",
