@@ -58,8 +58,8 @@ absl::StatusOr<AdmitResult> PodAdmission::Admit(Pod pod, Json submitted, bool re
           !recorded.ok()) {
         return absl::Status(
             recorded.code(),
-            absl::StrCat("the pod was refused (", result->reason,
-                         ") but the refusal could not be recorded: ", recorded.message()));
+            absl::StrCat("the pod was refused (", result->reason, ": ", result->message,
+                         "), and the refusal could not be recorded: ", recorded.message()));
       }
     }
   }

@@ -48,7 +48,7 @@ struct Response;
 
 namespace kdp::manager::resourceapi {
 
-struct Route;        // a request's resolved URL (server.cc)
+struct Route;        // a request's resolved URL (server_request.h)
 struct TlsIdentity;  // the parsed serving certificate and key (server.cc)
 
 struct ResourceApiServerOptions {
