@@ -216,6 +216,22 @@ TEST_F(KubectlE2E, EveryVersionAppliesTheDraManifestsTwiceAndExplains) {
     CommandResult classes = Kubectl(version, {"get", "deviceclasses", "--show-labels"});
     ASSERT_EQ(classes.exit_code, 0) << classes.err;
     EXPECT_THAT(classes.out, HasSubstr(absl::StrCat("tried-", version, "=yes")));
+    // A JSON patch whose test does not hold decoded and failed to apply: 422, in the API
+    // server's words (patch.go), and nothing changed; one that holds applies.
+    CommandResult failed_test =
+        Kubectl(version, {"patch", "deviceclass", "gpu.example.com", "--type=json", "-p",
+                          R"([{"op": "test", "path": "/metadata/labels/absent", "value": "x"}])"});
+    EXPECT_NE(failed_test.exit_code, 0) << failed_test.out;
+    EXPECT_THAT(failed_test.err,
+                HasSubstr("the server rejected our request due to an error in our request"));
+    CommandResult json_patched = Kubectl(
+        version,
+        {"patch", "deviceclass", "gpu.example.com", "--type=json", "-p",
+         absl::StrCat(R"([{"op": "test", "path": "/metadata/labels/tried-)", version,
+                      R"(", "value": "yes"}, {"op": "add", "path": "/metadata/labels/json-)",
+                      absl::StrReplaceAll(version, {{".", ""}}), R"(", "value": "yes"}])")});
+    ASSERT_EQ(json_patched.exit_code, 0) << json_patched.out << json_patched.err;
+    EXPECT_THAT(json_patched.out, HasSubstr("patched"));
     CommandResult templates = Kubectl(version, {"get", "resourceclaimtemplates"});
     ASSERT_EQ(templates.exit_code, 0) << templates.err;
     EXPECT_THAT(templates.out, ContainsRegex("two-gpus +[0-9]+[smhd]"));
@@ -341,6 +357,30 @@ TEST_F(KubectlE2E, EveryVersionRunsAPodWithAClaimAndDeleteFreesIt) {
   ASSERT_EQ(described.exit_code, 0) << described.err;
   EXPECT_THAT(described.out, ContainsRegex("Status: +Failed"));
   EXPECT_THAT(described.out, ContainsRegex("Warning +OutOfexample.com/gpu"));
+  // What the API acknowledged survives a crash of the manager: the refused pod is still there,
+  // Failed, and a pod kubectl created keeps its labels and kubectl's last-applied configuration,
+  // so applying it again is unchanged.
+  const std::string kept = root_.Path("kept.yaml");
+  {
+    std::ofstream out(kept);
+    out << "apiVersion: v1\nkind: Pod\nmetadata:\n  name: kept\n  labels:\n    app: kept\n"
+           "spec:\n  containers:\n  - name: main\n    image: x\n";
+  }
+  CommandResult kept_created = Kubectl(version, {"apply", "-f", kept});
+  ASSERT_EQ(kept_created.exit_code, 0) << kept_created.out << kept_created.err;
+  ASSERT_NO_FATAL_FAILURE(StopManager(SIGKILL));
+  ASSERT_NO_FATAL_FAILURE(StartDraManager());
+  ASSERT_TRUE(WaitUntil([&] {
+    return Kubectl(version, {"get", "pod", "kept"}).exit_code == 0;
+  })) << DriverLogs();
+  CommandResult after = Kubectl(version, {"get", "pod", "big", "kept", "--show-labels"});
+  ASSERT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_THAT(after.out, ContainsRegex("big +0/1 +OutOfexample.com/gpu +0"));
+  EXPECT_THAT(after.out, ContainsRegex("kept +1/1 +Running +0 +[0-9]+[smhd] +app=kept"));
+  CommandResult kept_again = Kubectl(version, {"apply", "-f", kept});
+  ASSERT_EQ(kept_again.exit_code, 0) << kept_again.out << kept_again.err;
+  EXPECT_THAT(kept_again.out, HasSubstr("pod/kept unchanged"));
+
   CommandResult twice = Kubectl(version, {"create", "-f", big});
   EXPECT_NE(twice.exit_code, 0);
   EXPECT_THAT(twice.err, HasSubstr("pods \"big\" already exists"));

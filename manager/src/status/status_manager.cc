@@ -130,7 +130,6 @@ absl::Status StatusManager::LoadRefused() {
     // stays.
     Json object = pod;
     object["metadata"].erase("resourceVersion");
-    (void)store_->Delete(Kind::kPod, namespace_, name);  // NOT_FOUND: none
     KDP_RETURN_IF_ERROR(WritePod(store_, object));
     rejected_.insert({namespace_, name});
   }

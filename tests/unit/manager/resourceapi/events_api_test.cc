@@ -9,7 +9,7 @@
 #include "gtest/gtest.h"
 #include "httplib.h"
 #include "manager/src/resourceapi/server.h"
-#include "tests/unit/manager/resourceapi/test_tls.h"
+#include "tests/unit/manager/resourceapi/api_server_fixture.h"
 
 namespace kdp::manager::resourceapi {
 namespace {
@@ -17,42 +17,10 @@ namespace {
 using ::testing::ElementsAre;
 using Json = nlohmann::json;
 
-constexpr char kToken[] = "0123456789abcdef0123456789abcdef";
 constexpr char kEvents[] = "/apis/events.k8s.io/v1/namespaces/default/events";
 constexpr char kCoreEvents[] = "/api/v1/namespaces/default/events";
 
-class EventsApiTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    server_ = std::make_unique<ResourceApiServer>(
-        &store_, ResourceApiServerOptions{
-                     .token = kToken, .tls = testing::TestCertificates(), .threads = 4});
-    ASSERT_TRUE(server_->Start().ok());
-    client_ = testing::NewHttpsClient(server_->port());
-    client_->set_bearer_token_auth(kToken);
-  }
-  void TearDown() override { server_->Stop(); }
-
-  std::pair<int, Json> Do(const std::string& method, const std::string& path,
-                          const Json& body = nullptr) {
-    httplib::Result r(nullptr, httplib::Error::Unknown);
-    if (method == "GET") r = client_->Get(path);
-    if (method == "POST") r = client_->Post(path, body.dump(), "application/json");
-    if (method == "DELETE") r = client_->Delete(path);
-    if (!r) return {0, nullptr};
-    return {r->status, Json::parse(r->body, nullptr, false)};
-  }
-  std::pair<int, Json> Patch(const std::string& path, const std::string& body,
-                             const std::string& content_type) {
-    httplib::Result r = client_->Patch(path, body, content_type);
-    if (!r) return {0, nullptr};
-    return {r->status, Json::parse(r->body, nullptr, false)};
-  }
-
-  ObjectStore store_{StoreOptions{.node_name = "node-1"}};
-  std::unique_ptr<ResourceApiServer> server_;
-  std::unique_ptr<httplib::Client> client_;
-};
+class EventsApiTest : public testing::ApiServerTest {};
 
 // What the kubelet's recorder writes: an old-style core/v1 Event.
 Json CoreEvent(const std::string& name) {

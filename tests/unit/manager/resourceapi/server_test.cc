@@ -15,6 +15,7 @@
 #include "k8s/api/resource/v1/generated.pb.h"
 #include "k8s/api/resource/v1beta1/generated.pb.h"
 #include "manager/src/resourceapi/api_errors.h"
+#include "tests/unit/manager/resourceapi/api_server_fixture.h"
 #include "tests/unit/manager/resourceapi/protobuf_body_builder.h"
 #include "tests/unit/manager/resourceapi/test_tls.h"
 
@@ -26,39 +27,12 @@ using Json = nlohmann::json;
 using testing::NewHttpsClient;
 using testing::TestCertificates;
 
-constexpr char kToken[] = "0123456789abcdef0123456789abcdef";
+constexpr const char* kToken = testing::kApiToken;
 constexpr char kV1[] = "/apis/resource.k8s.io/v1";
 constexpr char kV1beta1[] = "/apis/resource.k8s.io/v1beta1";
 
-class ResourceApiServerTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    server_ = std::make_unique<ResourceApiServer>(
-        &store_,
-        ResourceApiServerOptions{.token = kToken, .tls = TestCertificates(), .threads = 4});
-    ASSERT_TRUE(server_->Start().ok());
-    ASSERT_GT(server_->port(), 0);
-    client_ = NewHttpsClient(server_->port());
-    client_->set_bearer_token_auth(kToken);
-  }
-  void TearDown() override { server_->Stop(); }
-
-  // The answer's status code and parsed body.
-  std::pair<int, Json> Do(const std::string& method, const std::string& path,
-                          const Json& body = nullptr) {
-    httplib::Result r(nullptr, httplib::Error::Unknown);
-    if (method == "GET") r = client_->Get(path);
-    if (method == "POST") r = client_->Post(path, body.dump(), "application/json");
-    if (method == "PUT") r = client_->Put(path, body.dump(), "application/json");
-    if (method == "DELETE") r = client_->Delete(path);
-    if (!r) return {0, nullptr};
-    return {r->status, Json::parse(r->body, nullptr, false)};
-  }
-
-  ObjectStore store_{StoreOptions{.node_name = "node-1"}};
-  std::unique_ptr<ResourceApiServer> server_;
-  std::unique_ptr<httplib::Client> client_;
-};
+// The fixture's server over an empty store, with its HTTPS client.
+class ResourceApiServerTest : public testing::ApiServerTest {};
 
 Json V1beta1Slice() {
   return Json::parse(R"({
@@ -628,15 +602,7 @@ TEST(ResourceApiServerRenewal, ServesTheNewCertificateFromTheNextHandshake) {
 namespace kdp::manager::resourceapi {
 namespace {
 
-class ResourceApiServerPatchTest : public ResourceApiServerTest {
- protected:
-  std::pair<int, Json> Patch(const std::string& path, const std::string& body,
-                             const std::string& content_type) {
-    httplib::Result r = client_->Patch(path, body, content_type);
-    if (!r) return {0, nullptr};
-    return {r->status, Json::parse(r->body, nullptr, false)};
-  }
-};
+class ResourceApiServerPatchTest : public ResourceApiServerTest {};
 
 TEST_F(ResourceApiServerPatchTest, MergeJsonAndStrategicPatchesAsKubectlSendsThem) {
   const std::string path = std::string(kV1) + "/deviceclasses/gpu.example.com";
