@@ -21,6 +21,10 @@ endfunction()
 # failed assertion names its file and line itself, a sanitizer report still names every function,
 # and ASan (a test's use-after-scope is a real finding) and TSan still check the test's code.
 function(kdp_test_code_options target)
+  if(KDP_CCACHE AND KDP_TEST_PCH AND CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    # ccache caches a compilation that uses a clang PCH only when the PCH carries no timestamp.
+    target_compile_options(${target} PRIVATE "SHELL:-Xclang -fno-pch-timestamp")
+  endif()
   if(NOT KDP_SANITIZE STREQUAL "")
     target_compile_options(${target} PRIVATE -O0 -g0)
   endif()
@@ -185,4 +189,29 @@ function(kdp_unity target)
   if(KDP_UNITY_BUILD)
     set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 16)
   endif()
+endfunction()
+
+# kdp_ccache(): with KDP_CCACHE, every compilation goes through ccache, configured here rather than
+# in the user's ~/.config/ccache so that any way of building (scripts/test, cmake --build, an IDE)
+# shares one cache: paths relative to the source tree (base_dir), so a second clone or a second
+# build directory at the same depth hits the same entries; the working directory left out of the
+# hash (the build directories differ; only the debug info's DW_AT_comp_dir then names the first
+# one); sloppiness for the test's precompiled header and for the headers the build itself
+# generates (protobuf's, the PCH), which are newer than the compilations that include them. A
+# repeated `.ci/run` on one machine then compiles almost nothing.
+function(kdp_ccache)
+  if(NOT KDP_CCACHE)
+    return()
+  endif()
+  find_program(KDP_CCACHE_PROGRAM ccache)
+  if(NOT KDP_CCACHE_PROGRAM)
+    message(WARNING "KDP_CCACHE is on but ccache is not installed (scripts/deps installs it); "
+                    "compiling without it")
+    return()
+  endif()
+  set(CMAKE_CXX_COMPILER_LAUNCHER
+      "${CMAKE_COMMAND}" -E env "CCACHE_BASEDIR=${PROJECT_SOURCE_DIR}" CCACHE_NOHASHDIR=true
+      "CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime"
+      "${KDP_CCACHE_PROGRAM}"
+      PARENT_SCOPE)
 endfunction()
