@@ -1,6 +1,6 @@
 // Issue 6: a DRA driver built on client-go and the Go kubelet-plugin helper runs unchanged against
 // kdp-manager. GoStyleDriver (go_style_driver.h) makes the calls such drivers make, in their order
-// and wire formats (/work/shared/reference/dra-client-go-contract.md), against the real
+// and wire formats (as observed from real Go drivers on helper v0.32-v0.37), against the real
 // kdp-manager process and kdpctl in a temporary kubelet root:
 //   0. watches deliver each event at once although the client accepts gzip, as Go's transport
 //      always does (otherwise the watch-list never syncs and nothing below can work);
@@ -279,7 +279,7 @@ void GoDriverContract::AdmitPrepareAndDelete(GoStyleDriver& driver, const std::s
 // Go's http.Transport asks for gzip on every request (client-go leaves DisableCompression off).
 // A watch must still deliver each event as it happens: the API server does not compress watch
 // streams, and a compressor that buffers holds the watch-list's initial-events-end BOOKMARK back,
-// so the informer never syncs and the driver never publishes (contract §2).
+// so the informer never syncs and the driver never publishes (as seen with real Go drivers).
 TEST_F(GoDriverContract, WatchEventsArriveAtOnceWhenTheClientAcceptsGzip) {
   ASSERT_NO_FATAL_FAILURE(StartGoManager());
   const auto credentials = ApiCredentials();
@@ -319,7 +319,7 @@ TEST_F(GoDriverContract, V1DriverPublishesPreparesAndUnpreparesAsTheContractSays
   GoStyleDriver* driver = StartGoDriver(GoApiFlavour::kV1);
   ASSERT_TRUE(WaitPublished(*driver)) << Diagnostics(*driver);
 
-  // §1: watch-list, GET node, POST (protobuf), nothing else before.
+  // Helper v0.36/v0.37 at start-up: watch-list, GET node, POST (protobuf), nothing else before.
   const std::vector<ApiCall> calls = driver->calls();
   ASSERT_GE(calls.size(), 3u) << Diagnostics(*driver);
   EXPECT_EQ(calls[0].method, "GET");
@@ -520,7 +520,7 @@ TEST_F(GoDriverContract, RestartedManagerWipesTheSliceAndTheDriverPublishesItAga
       << Diagnostics(*driver);
 }
 
-// The driver's side of item 7, which UnhealthyDeviceShowsInKdpctl relies on: a NodeWatchResources
+// The driver's side of what UnhealthyDeviceShowsInKdpctl relies on: a NodeWatchResources
 // stream gets the full device list at once, and again at once on every SetHealth.
 TEST_F(GoDriverContract, HealthStreamSendsTheFullListAtOnceAndOnEveryChange) {
   ASSERT_NO_FATAL_FAILURE(StartGoManager());

@@ -1,8 +1,9 @@
 // GoStyleDriver: an in-process stand-in for a real DRA driver built on client-go and the Go
 // kubelet-plugin helper (k8s.io/dynamic-resource-allocation/kubeletplugin), making the calls such
-// drivers make, in their order and with their wire formats, as observed in
-// /work/shared/reference/dra-client-go-contract.md. Go drivers cannot be built here, so the
-// integration tests run this against the real kdp-manager to show they would work.
+// drivers make, in their order and with their wire formats, as observed from real Go drivers on
+// helper v0.32-v0.37 (a TPU, an NVIDIA GPU and an IBM Power accelerator driver). Go drivers cannot
+// be built here, so the integration tests run this against the real kdp-manager to show they
+// would work.
 //
 // What it does, as the helper does:
 //   - serves the DRA service(s), the v1alpha1 health service and the registration service on unix

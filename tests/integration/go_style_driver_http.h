@@ -1,10 +1,9 @@
 // The REST half of GoStyleDriver (go_style_driver.h): the HTTP client a Go DRA driver's client-go
 // clientset is, reduced to what the kubelet-plugin helper sends, with every call recorded for the
-// test to assert on. Request headers as client-go writes them
-// (/work/shared/reference/dra-client-go-contract.md §2): `Authorization: Bearer <token>`,
-// `User-Agent: <binary>/v0.0.0 (linux/amd64) kubernetes/$Format`, `Accept:
-// application/vnd.kubernetes.protobuf,application/json` and, as Go's http.Transport adds it,
-// `Accept-Encoding: gzip`. Unary requests share one keep-alive connection (client-go's pooled
+// test to assert on. Request headers as client-go writes them (seen from real Go DRA drivers):
+// `Authorization: Bearer <token>`, `User-Agent: <binary>/v0.0.0 (linux/amd64) kubernetes/$Format`,
+// `Accept: application/vnd.kubernetes.protobuf,application/json` and, as Go's http.Transport adds
+// it, `Accept-Encoding: gzip`. Unary requests share one keep-alive connection (client-go's pooled
 // transport); a watch holds a connection of its own until it ends or CancelStream() is called.
 //
 // cpp-httplib is compiled here with the definitions of its pkg-config file (the integration

@@ -1,7 +1,7 @@
 // The informer half of GoStyleDriver (go_style_driver.h): a ResourceSlice informer restricted to
 // one driver and node (fieldSelector `spec.driver=<driver>,spec.nodeName=<node>`), run by a
-// reflector that makes client-go's requests in client-go's order
-// (/work/shared/reference/dra-client-go-contract.md §1-§4):
+// reflector that makes client-go's requests in client-go's order (as observed from real Go
+// drivers on helper v0.32-v0.37):
 //   - kWatchList (client-go ≥ 0.35, helper v0.36/v0.37): the watch-list `allowWatchBookmarks=true
 //     &fieldSelector=…&resourceVersionMatch=NotOlderThan&sendInitialEvents=true&timeout=…
 //     &timeoutSeconds=…&watch=true`; the ADDED events up to the BOOKMARK annotated

@@ -1,6 +1,6 @@
 // The ResourceSlice half of GoStyleDriver (go_style_driver.h): the devices a driver publishes,
 // and the slice bodies client-go sends for them, in Kubernetes protobuf (`k8s\0` + runtime.Unknown
-// + the versioned ResourceSlice, /work/shared/reference/dra-client-go-contract.md §2) for
+// + the versioned ResourceSlice, as client-go >= 0.32 sends it even over plain HTTP) for
 // resource.k8s.io/v1 (v1beta2 has the same shape and field numbers) and v1beta1 (each device's
 // fields wrapped in `basic`). Fields are set as Go's generated marshallers write them: a
 // non-pointer field is written even when empty (ObjectMeta's strings, an empty creationTimestamp,

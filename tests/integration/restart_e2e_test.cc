@@ -55,9 +55,10 @@ std::string AllocResp(const std::map<std::string, std::string>& envs) {
   return bytes;
 }
 
-// The kubelet's checksum (reference §3.4): FNV-1a 32 over go-spew's `%#v` dump of the Data
-// member, written out here for the v1 layout (§3.4 item 6) so that the test does not trust the
-// decoder it exercises.
+// The kubelet's checksum (pkg/kubelet/checkpointmanager/checksum): FNV-1a 32 over go-spew's `%#v`
+// dump of the Data member, written out here for the v1 layout (as checkpointDataV1.checksum in
+// pkg/kubelet/cm/devicemanager/checkpoint/checkpointv1.go computes it, kubelet 1.23-1.29) so that
+// the test does not trust the decoder it exercises.
 uint32_t V1Checksum(const std::vector<V1Entry>& entries,
                     const std::map<std::string, std::vector<std::string>>& registered) {
   std::vector<std::string> dumped;
@@ -85,8 +86,8 @@ uint32_t V1Checksum(const std::vector<V1Entry>& entries,
   return hash;
 }
 
-// The file a kubelet <= 1.19 writes (reference §3.3). REQUIRES: entries and resources non-empty
-// (the dump above does not spell `<nil>`).
+// The file a kubelet <= 1.19 writes (the v1 layout of checkpointv1.go: DeviceIDs a plain list).
+// REQUIRES: entries and resources non-empty (the dump above does not spell `<nil>`).
 std::string V1Checkpoint(const std::vector<V1Entry>& entries,
                          const std::map<std::string, std::vector<std::string>>& registered) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
@@ -289,7 +290,8 @@ TEST_F(RestartE2E, PreV120CheckpointComesBackAsAllocations) {
   ASSERT_EQ(before.json["format"], "v1");
 
   StartManager();
-  // Known but stopped: the checkpoint's device lists are not used (reference §2.B item 7).
+  // Known but stopped: the checkpoint's device lists are not used (ManagerImpl.readCheckpoint in
+  // pkg/kubelet/cm/devicemanager/manager.go keeps only the resource names).
   nlohmann::json resource = Resource(kGpu);
   ASSERT_TRUE(resource.is_object()) << Status().dump();
   EXPECT_EQ(resource["capacity"], 0);

@@ -15,10 +15,10 @@
 
 namespace kdp::manager {
 
-// The three container flavours the device manager distinguishes (kubelet §2.E item 27): devices
-// of a finished regular init container are reusable by later containers of the same pod; a
-// sidecar (restartable init container) keeps its devices for the pod's lifetime, like an app
-// container.
+// The three container flavours the device manager distinguishes (ManagerImpl.Allocate in the
+// kubelet's pkg/kubelet/cm/devicemanager/manager.go): devices of a finished regular init container
+// are reusable by later containers of the same pod; a sidecar (restartable init container) keeps
+// its devices for the pod's lifetime, like an app container.
 enum class ContainerKind {
   kInit,     // spec.initContainers[i] without restartPolicy
   kSidecar,  // spec.initContainers[i] with restartPolicy: Always

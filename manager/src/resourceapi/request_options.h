@@ -2,7 +2,7 @@
 // the API server does (ValidateListOptions in apimachinery's metainternalversion/validation):
 // selectors, resourceVersion and resourceVersionMatch, limit and continue, watch, the watch-list
 // parameters sendInitialEvents and allowWatchBookmarks, and timeoutSeconds. What client-go's
-// reflectors send is in /work/shared/reference/dra-client-go-contract.md: a watch-list
+// reflectors send, as seen from Go DRA drivers on kubeletplugin v0.32-v0.37: a watch-list
 // (`sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true`), or a
 // LIST (`limit=500&resourceVersion=0`) then a WATCH (`resourceVersion=<list's>`).
 //

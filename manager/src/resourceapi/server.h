@@ -13,8 +13,9 @@
 // (api_errors.h). Lists take selectors, resourceVersion(Match), limit and continue; watches
 // (watch.h) stream JSON events, watch-list included, each on its own worker thread, at most
 // max_watches at once (429 beyond, so short requests always find a thread). Request bodies are
-// JSON or Kubernetes protobuf (ResourceSlice, protobuf_codec.h); answers are JSON. What DRA
-// drivers built on client-go need from it is in /work/shared/reference/dra-client-go-contract.md.
+// JSON or Kubernetes protobuf (ResourceSlice, protobuf_codec.h); answers are JSON. That is what
+// DRA drivers built on client-go were seen to need: protobuf request bodies (client-go >= 0.32
+// prefers protobuf), watch-list or LIST + WATCH on resource.k8s.io v1 or v1beta1, and https.
 //
 // The manager's main constructs it over its store, calls Start, writes the kubeconfig with
 // port(), and calls Stop at shutdown.

@@ -46,7 +46,8 @@ T MemberOr(const json& o, const char* key, T fallback) {
   return it->template get<T>();
 }
 
-// The kubelet's own words when its checkpoint cannot be read (reference §2.B item 6).
+// The kubelet's own words when its checkpoint cannot be read (ManagerImpl.Start in
+// pkg/kubelet/cm/devicemanager/manager.go).
 constexpr char kKubeletCheckpointWarning[] =
     "Continue after failing to read checkpoint file. Device allocation info may NOT be up-to-date";
 

@@ -5,7 +5,8 @@
 // turns every provider's hints into one best hint and the admit decision. The scopes
 // (topology_manager.h) call Merge once per container or once per pod.
 //
-// Merge reproduces upstream's algorithm exactly (reference §2.F; KEP-3545 for prefer-closest):
+// Merge reproduces upstream's algorithm exactly (policy.go's filterProvidersHints and HintMerger;
+// KEP-3545 for prefer-closest):
 //   1. Flatten the providers: a provider with no hints at all gives one {nil, preferred}; per
 //      resource, a nil list gives {nil, preferred} ("don't care"), an empty list gives
 //      {nil, not preferred} ("cannot satisfy"), else its hints.

@@ -1,5 +1,5 @@
-// Independent check of kdp's upstream wire contracts. The tables below are transcribed from the
-// reference inventory (/work/shared/reference/kubelet-device-manager.md §1), not from the .proto
+// Independent check of kdp's upstream wire contracts. The tables below are written by hand after
+// the upstream APIs (k8s.io/kubelet's pkg/apis/*/api.proto), not taken from kdp's .proto
 // files, and are compared with the descriptors compiled into kdp_proto: every service method
 // (full gRPC name, request/response types, streaming), every message of each package, and every
 // field's name, number, type and label, in both directions (nothing missing, nothing extra).
@@ -69,7 +69,7 @@ struct MethodSpec {
   const char* request;
   const char* response;
   bool server_streaming;
-  const char* full_method;  // As the reference writes it, e.g. "/v1beta1.DevicePlugin/Allocate".
+  const char* full_method;  // The full gRPC name, e.g. "/v1beta1.DevicePlugin/Allocate".
 };
 
 constexpr Label kS = Label::kSingular;
@@ -77,7 +77,7 @@ constexpr Label kO = Label::kOptional;
 constexpr Label kR = Label::kRepeated;
 constexpr Label kM = Label::kMap;
 
-// §1.1 Device plugin API v1beta1.
+// Device plugin API v1beta1 (k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1/api.proto).
 const std::vector<MethodSpec>& DevicePluginMethods() {
   static const auto* const kMethods = new std::vector<MethodSpec>{
       {"Registration", "Register", "RegisterRequest", "Empty", false,
@@ -145,7 +145,8 @@ const std::vector<MessageSpec>& DevicePluginMessages() {
   return *kMessages;
 }
 
-// §1.2 Plugin registration API v1 (proto package `pluginregistration`).
+// Plugin registration API v1 (k8s.io/kubelet/pkg/apis/pluginregistration/v1, proto package
+// `pluginregistration`).
 const std::vector<MethodSpec>& PluginRegistrationMethods() {
   static const auto* const kMethods = new std::vector<MethodSpec>{
       {"Registration", "GetInfo", "InfoRequest", "PluginInfo", false,
@@ -179,8 +180,9 @@ const char* Intern(std::string text) {
   return kStrings->back().c_str();
 }
 
-// dra.md §1.3: the DRA kubelet plugin API; v1beta1 and v1 share every message, v1 adds
-// Device.share_id (1.35+). Map value types are written out with the package.
+// The DRA kubelet plugin API (k8s.io/kubelet/pkg/apis/dra/v1beta1 and v1, kubelet 1.32+ and
+// 1.34+); v1beta1 and v1 share every message, v1 adds Device.share_id (1.35+). Map value types are
+// written out with the package.
 std::vector<MethodSpec> DraMethods(const std::string& package) {
   return {
       {"DRAPlugin", "NodePrepareResources", "NodePrepareResourcesRequest",
@@ -215,8 +217,8 @@ std::vector<MessageSpec> DraMessages(const std::string& package, bool with_share
   };
 }
 
-// dra.md §1.5: the DRA resource health API v1alpha1 (proto package `v1alpha1`) and v1 (package
-// `v1`, identical messages).
+// The DRA resource health API of KEP-4680 (k8s.io/kubelet/pkg/apis/dra-health): v1alpha1 (proto
+// package `v1alpha1`) and v1 (package `v1`, identical messages).
 std::vector<MethodSpec> DraHealthMethods(absl::string_view package) {
   return {{"DRAResourceHealth", "NodeWatchResources", "NodeWatchResourcesRequest",
            "NodeWatchResourcesResponse", true,
@@ -238,7 +240,7 @@ const std::vector<MessageSpec>& DraHealthMessages() {
   return *kMessages;
 }
 
-// §1.3 Pod resources API v1 (proto package `v1`).
+// Pod resources API v1 (k8s.io/kubelet/pkg/apis/podresources/v1, proto package `v1`).
 const std::vector<MethodSpec>& PodResourcesMethods() {
   static const auto* const kMethods = new std::vector<MethodSpec>{
       {"PodResourcesLister", "List", "ListPodResourcesRequest", "ListPodResourcesResponse", false,

@@ -20,7 +20,7 @@ absl::StatusOr<ListWatchOptions> Parse(const Params& params) {
 }
 
 TEST(ListWatchOptions, ParsesWhatClientGoSendsForAWatchList) {
-  // dra-client-go-contract.md §1: the v0.36/v0.37 helpers' first request.
+  // The v0.36/v0.37 kubeletplugin helpers' first request, as observed from real Go drivers.
   absl::StatusOr<ListWatchOptions> options =
       Parse({{"allowWatchBookmarks", "true"},
              {"fieldSelector", "spec.driver=gpu.example.com,spec.nodeName=node-1"},

@@ -325,7 +325,7 @@ TEST_F(ResourceApiServerTest, ErrorStatusShapes) {
   EXPECT_EQ(post_named["reason"], "MethodNotAllowed");
 }
 
-// What every Go driver sends (dra-client-go-contract.md §2): protobuf POST with generateName and a
+// What every Go driver sends (seen with helper v0.32-v0.37): protobuf POST with generateName and a
 // Node owner, then PUT of the server's copy; answers are JSON with the whole object.
 TEST_F(ResourceApiServerTest, ProtobufCreateAndUpdateOfSlices) {
   namespace rv1 = ::k8s::io::api::resource::v1;
