@@ -1,6 +1,6 @@
 // Fuzzes the value parsers that peers' text reaches: Kubernetes quantities
 // (manager/src/pod/quantity.h; pod limits, device capacities published by drivers, selector
-// literals) and semantic versions (manager/src/scheduling/semver.h; device attributes).
+// literals) and semantic versions (manager/src/pod/semver.h; device attributes).
 //
 // Properties checked beyond "no crash": the canonical form of a quantity parses back to the same
 // value and is a fixed point; AsInt64 agrees with IsInteger and with the value; a version's
@@ -14,12 +14,12 @@
 #include <string_view>
 
 #include "manager/src/pod/quantity.h"
-#include "manager/src/scheduling/semver.h"
+#include "manager/src/pod/semver.h"
 
 namespace {
 
 using kdp::manager::Quantity;
-using kdp::manager::scheduling::SemanticVersion;
+using kdp::manager::SemanticVersion;
 
 [[noreturn]] void Fail(const char* what, std::string_view input, const std::string& detail) {
   std::fprintf(stderr, "quantity_fuzzer: %s\ninput: %.*s\n%s\n", what,

@@ -1,4 +1,4 @@
-#include "manager/src/scheduling/semver.h"
+#include "manager/src/pod/semver.h"
 
 #include <charconv>
 #include <string>
@@ -11,7 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
-namespace kdp::manager::scheduling {
+namespace kdp::manager {
 namespace {
 
 bool AllDigits(std::string_view s) {
@@ -135,4 +135,4 @@ std::string SemanticVersion::ToString() const {
   return out;
 }
 
-}  // namespace kdp::manager::scheduling
+}  // namespace kdp::manager

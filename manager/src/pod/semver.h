@@ -1,12 +1,14 @@
 // SemanticVersion: a Semantic Versioning 2.0.0 version ("1.2.3", "1.0.0-rc.1+build.5"), parsed
 // strictly as github.com/blang/semver/v4 Parse does, which is what the DRA CEL environment uses
 // for `semver("...")` and for ResourceSlice attributes with a versionValue
-// (k8s.io/dynamic-resource-allocation/cel). The selector evaluator (cel_subset.h) compares
-// versions with it; nothing else in kdp needs it.
+// (k8s.io/dynamic-resource-allocation/cel), and what the API server's validation of a
+// versionValue parses with. A value type beside Quantity, below both of its users: the selector
+// evaluator (scheduling/cel_subset.h) and the resource API's validation
+// (resourceapi/validation.cc).
 //
 // Thread-safety: immutable value type; const methods are safe to call concurrently.
-#ifndef KDP_MANAGER_SRC_SCHEDULING_SEMVER_H_
-#define KDP_MANAGER_SRC_SCHEDULING_SEMVER_H_
+#ifndef KDP_MANAGER_SRC_POD_SEMVER_H_
+#define KDP_MANAGER_SRC_POD_SEMVER_H_
 
 #include <cstdint>
 #include <string>
@@ -15,7 +17,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace kdp::manager::scheduling {
+namespace kdp::manager {
 
 class SemanticVersion {
  public:
@@ -46,6 +48,6 @@ class SemanticVersion {
   std::string build_;
 };
 
-}  // namespace kdp::manager::scheduling
+}  // namespace kdp::manager
 
-#endif  // KDP_MANAGER_SRC_SCHEDULING_SEMVER_H_
+#endif  // KDP_MANAGER_SRC_POD_SEMVER_H_

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/resource_name.h"
-#include "manager/src/scheduling/semver.h"
+#include "manager/src/pod/semver.h"
 
 namespace kdp::manager::resourceapi {
 namespace {
@@ -165,9 +165,7 @@ void ValidateFullyQualifiedName(std::string_view value, const std::string& path,
 // Semantic Versioning 2.0.0, strictly (no "v", no leading zeros): one parser for the API's
 // validation and the CEL subset's semver() (GCC 12's <regex> also trips -Wmaybe-uninitialized
 // under ASan).
-bool IsSemanticVersion(std::string_view value) {
-  return scheduling::SemanticVersion::Parse(value).ok();
-}
+bool IsSemanticVersion(std::string_view value) { return SemanticVersion::Parse(value).ok(); }
 
 void ValidateObjectMeta(const KindInfo& kind, const nlohmann::json& metadata, FieldErrors* errs) {
   if (!metadata.is_object()) {

@@ -14,8 +14,8 @@
 
 #include "absl/status/statusor.h"
 #include "manager/src/pod/quantity.h"
+#include "manager/src/pod/semver.h"
 #include "manager/src/scheduling/cel_subset.h"
-#include "manager/src/scheduling/semver.h"
 #include "re2/re2.h"
 
 namespace kdp::manager::scheduling::internal {

@@ -8,9 +8,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "manager/src/pod/semver.h"
 #include "manager/src/scheduling/cel_ast.h"
 #include "manager/src/scheduling/cel_subset.h"
-#include "manager/src/scheduling/semver.h"
 
 namespace kdp::manager::scheduling {
 namespace internal {

@@ -47,8 +47,8 @@
 
 #include "absl/status/statusor.h"
 #include "manager/src/pod/quantity.h"
+#include "manager/src/pod/semver.h"
 #include "manager/src/resourceapi/types.h"
-#include "manager/src/scheduling/semver.h"
 
 namespace kdp::manager::scheduling {
 

@@ -1,4 +1,4 @@
-#include "manager/src/scheduling/semver.h"
+#include "manager/src/pod/semver.h"
 
 #include <string>
 #include <vector>
@@ -7,7 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace kdp::manager::scheduling {
+namespace kdp::manager {
 namespace {
 
 using ::testing::HasSubstr;
@@ -77,4 +77,4 @@ TEST(SemanticVersion, IgnoresBuildMetadataWhenComparing) {
 }
 
 }  // namespace
-}  // namespace kdp::manager::scheduling
+}  // namespace kdp::manager
