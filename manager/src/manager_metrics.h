@@ -3,7 +3,8 @@
 // metrics::Registry and handed (as a borrowed pointer, possibly null) to the components that
 // record into them: the registration server, the device manager's Allocate, the DRA manager and
 // the DRA plugin clients. Gauges the manager can compute from its state (claims in use, pods,
-// devices) are callback families registered by main.
+// devices) are callback families registered by Node (node/node.h) once everything they read
+// runs (AddStateMetrics).
 //
 // Thread-safe: the families are; the struct itself is immutable after construction.
 #ifndef KDP_MANAGER_SRC_MANAGER_METRICS_H_
