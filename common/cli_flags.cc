@@ -57,7 +57,7 @@ CLI::Option* AddDurationOption(CLI::App& app, const std::string& name, absl::Dur
         absl::StatusOr<absl::Duration> parsed = ParseDuration(text, rule);
         return parsed.ok() ? std::string() : std::string(parsed.status().message());
       },
-      "DURATION");
+      /*validator_description=*/"");
   return option;
 }
 

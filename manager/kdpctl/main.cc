@@ -15,15 +15,22 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/cli_flags.h"
 #include "common/grpc_server.h"
 #include "common/unix_socket.h"
 #include "kdp/admin/v1/admin.grpc.pb.h"
@@ -45,29 +52,43 @@ constexpr int kExitUnreachable = 3;
 struct GlobalFlags {
   // The kubelet's root directory; the manager's socket is <root>/kdp/manager.sock.
   std::string kubelet_root = "/var/lib/kubelet";
-  // Deadline for each RPC: plain seconds ("10", "2.5") or an absl duration ("500ms", "1m").
-  std::string timeout = "10s";
+  // The command's deadline; zero: none of kdpctl's own (kdpctl waits as long as kdp-manager waits
+  // on its plugins and drivers, whose calls have deadlines of the manager's).
+  absl::Duration timeout = absl::ZeroDuration();
   // "text" or "json".
   std::string output = "text";
 };
 
-// Parses --timeout: a positive, finite number of seconds or absl duration.
-absl::StatusOr<absl::Duration> ParseTimeout(const std::string& text) {
-  absl::Duration duration;
-  double seconds = 0;
-  if (absl::SimpleAtod(text, &seconds)) {
-    duration = absl::Seconds(seconds);
-  } else if (!absl::ParseDuration(text, &duration)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("invalid duration '", text, "' (want seconds, e.g. 10, 2.5s or 500ms)"));
+// How often kdpctl asks the manager what it waits on while an answer is outstanding, and how
+// long, without a --timeout, it waits for an answer while the manager answers nothing (not even
+// that question) or waits on no plugin or driver.
+constexpr absl::Duration kPollInterval = absl::Seconds(1);
+constexpr absl::Duration kPatience = absl::Seconds(10);
+
+// "example.com/gpu's Allocate for pod default/x (12s of 30s)".
+std::string DescribeCall(const admin::PeerCall& call) {
+  std::string out = absl::StrCat(call.peer(), "'s ", call.method());
+  if (!call.pod().empty()) absl::StrAppend(&out, " for pod ", call.pod());
+  const absl::Duration elapsed = absl::Seconds(call.elapsed_ms() / 1000);
+  absl::StrAppend(&out, " (", absl::FormatDuration(elapsed));
+  if (call.timeout_ms() > 0) {
+    absl::StrAppend(&out, " of ", absl::FormatDuration(absl::Milliseconds(call.timeout_ms())));
   }
-  if (duration <= absl::ZeroDuration() || duration == absl::InfiniteDuration()) {
-    return absl::InvalidArgumentError(absl::StrCat("timeout must be positive, got '", text, "'"));
-  }
-  return duration;
+  absl::StrAppend(&out, ")");
+  return out;
 }
 
-// One connection to the manager; every RPC gets its own deadline of `timeout`.
+// "kdp-manager is waiting on A (1s of 30s) and B (…)".
+std::string DescribeCalls(const std::vector<admin::PeerCall>& calls) {
+  std::vector<std::string> parts;
+  for (const admin::PeerCall& call : calls) parts.push_back(DescribeCall(call));
+  return absl::StrCat("kdp-manager is waiting on ", absl::StrJoin(parts, " and "));
+}
+
+// One connection to the manager. Every command's RPC waits until the manager answers, while it
+// keeps asking the manager (ListPeerCalls) what the manager itself is waiting on: it prints the
+// plugin and driver calls it finds, and gives up only when --timeout passes or, without one,
+// when the manager stops answering or waits on nothing for kPatience.
 class AdminClient {
  public:
   AdminClient(std::string socket_path, absl::Duration timeout)
@@ -79,14 +100,55 @@ class AdminClient {
   AdminClient(const AdminClient&) = delete;
   AdminClient& operator=(const AdminClient&) = delete;
 
-  // A context whose deadline is now + timeout.
-  std::unique_ptr<grpc::ClientContext> NewContext() const {
-    auto context = std::make_unique<grpc::ClientContext>();
-    context->set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(timeout_));
-    return context;
-  }
-
   admin::Admin::Stub& stub() { return *stub_; }
+
+  // Runs `rpc` (one unary call on stub(), given its context) as described above. The status is
+  // the call's; when kdpctl gave up, ReportError() prints why.
+  grpc::Status Call(const std::function<grpc::Status(grpc::ClientContext*)>& rpc) {
+    const absl::Time start = absl::Now();
+    grpc::ClientContext context;
+    if (timeout_ > absl::ZeroDuration()) {
+      context.set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(timeout_));
+    }
+    absl::Notification done;
+    grpc::Status status;
+    std::thread call([&] {
+      status = rpc(&context);
+      done.Notify();
+    });
+    absl::Time answered = start;  // the manager's last answer to ListPeerCalls
+    absl::Time busy = start;      // the last time it waited on a plugin or driver
+    std::set<std::string> announced;
+    while (!done.WaitForNotificationWithTimeout(kPollInterval)) {
+      const absl::Time now = absl::Now();
+      if (timeout_ > absl::ZeroDuration() && now - start >= timeout_) continue;  // fires itself
+      absl::StatusOr<std::vector<admin::PeerCall>> calls = PeerCalls(kPollInterval);
+      if (calls.ok()) {
+        answered = now;
+        if (!calls->empty()) busy = now;
+        for (const admin::PeerCall& waited : *calls) {
+          // Once per call: the peer, method and pod name it.
+          if (announced
+                  .insert(absl::StrCat(waited.peer(), "\n", waited.method(), "\n", waited.pod()))
+                  .second) {
+            std::cerr << "kdpctl: " << DescribeCalls({waited}) << "\n";
+          }
+        }
+      }
+      if (timeout_ > absl::ZeroDuration()) continue;
+      if (now - answered >= kPatience) {
+        gave_up_ =
+            absl::StrCat("no answer from kdp-manager within ", absl::FormatDuration(kPatience));
+      } else if (now - busy >= kPatience) {
+        gave_up_ =
+            absl::StrCat("kdp-manager answered nothing within ", absl::FormatDuration(now - start),
+                         " and is not waiting on any device plugin or DRA driver");
+      }
+      if (!gave_up_.empty()) context.TryCancel();
+    }
+    call.join();
+    return status;
+  }
 
   // Before any RPC: a missing path or a non-socket is reported without waiting for gRPC.
   // Returns kExitOk or kExitUnreachable (after printing why).
@@ -102,7 +164,15 @@ class AdminClient {
   }
 
   // Prints a failed RPC's status on stderr and returns the exit status for it.
-  int ReportError(const grpc::Status& status) const {
+  int ReportError(const grpc::Status& status) {
+    if (!gave_up_.empty()) {
+      // Never connected: the manager is not there (or hung in accept).
+      if (channel_->GetState(false) != GRPC_CHANNEL_READY) {
+        return Unreachable(absl::StrCat("no connection within ", absl::FormatDuration(kPatience)));
+      }
+      std::cerr << "kdpctl: " << gave_up_ << "\n";
+      return kExitFailure;
+    }
     switch (status.error_code()) {
       case grpc::StatusCode::UNAVAILABLE:
         // Connected, and the manager answered UNAVAILABLE: a peer of the manager's is down (a
@@ -112,14 +182,25 @@ class AdminClient {
           return kExitFailure;
         }
         return Unreachable(status.error_message());
-      case grpc::StatusCode::DEADLINE_EXCEEDED:
+      case grpc::StatusCode::DEADLINE_EXCEEDED: {
         // Never connected within the deadline: the manager is not there (or hung in accept).
         if (channel_->GetState(false) != GRPC_CHANNEL_READY) {
           return Unreachable(absl::StrCat("no connection within ", absl::FormatDuration(timeout_)));
         }
-        std::cerr << "kdpctl: no answer from kdp-manager within " << absl::FormatDuration(timeout_)
-                  << "\n";
+        // Connected: say what the manager is waiting on, if it still answers that.
+        const std::string within = absl::StrCat("within ", absl::FormatDuration(timeout_));
+        absl::StatusOr<std::vector<admin::PeerCall>> calls = PeerCalls(kPollInterval);
+        if (!calls.ok()) {
+          std::cerr << "kdpctl: no answer from kdp-manager " << within << "\n";
+        } else if (calls->empty()) {
+          std::cerr << "kdpctl: no answer " << within
+                    << " (kdp-manager is not waiting on any device plugin or DRA driver)\n";
+        } else {
+          std::cerr << "kdpctl: gave up after " << absl::FormatDuration(timeout_) << ": "
+                    << DescribeCalls(*calls) << "\n";
+        }
         return kExitFailure;
+      }
       case grpc::StatusCode::INVALID_ARGUMENT:
         std::cerr << "kdpctl: " << status.error_message() << "\n";
         return kExitUsage;
@@ -130,6 +211,20 @@ class AdminClient {
   }
 
  private:
+  // What the manager waits on now; the RPC's error when it does not answer within `deadline`
+  // (an older manager without ListPeerCalls: none).
+  absl::StatusOr<std::vector<admin::PeerCall>> PeerCalls(absl::Duration deadline) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(deadline));
+    admin::ListPeerCallsResponse response;
+    grpc::Status status = stub_->ListPeerCalls(&context, admin::ListPeerCallsRequest(), &response);
+    if (status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
+      return std::vector<admin::PeerCall>{};
+    }
+    if (!status.ok()) return absl::UnavailableError(status.error_message());
+    return std::vector<admin::PeerCall>(response.calls().begin(), response.calls().end());
+  }
+
   int Unreachable(const std::string& why) const {
     std::cerr << "kdpctl: cannot reach kdp-manager at " << socket_path_ << ": " << why << "\n";
     return kExitUnreachable;
@@ -139,6 +234,8 @@ class AdminClient {
   const absl::Duration timeout_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<admin::Admin::Stub> stub_;
+  // Why kdpctl cancelled the call; empty when it did not.
+  std::string gave_up_;
 };
 
 // Reads a whole file ("-" is stdin); an error's message names the file and the errno text.
@@ -168,8 +265,9 @@ absl::StatusOr<std::string> ReadManifest(const std::string& path) {
 
 int RunStatus(AdminClient& client, const GlobalFlags& flags) {
   admin::NodeStatus status;
-  auto context = client.NewContext();
-  grpc::Status rpc = client.stub().GetStatus(context.get(), admin::GetStatusRequest(), &status);
+  grpc::Status rpc = client.Call([&](grpc::ClientContext* context) {
+    return client.stub().GetStatus(context, admin::GetStatusRequest(), &status);
+  });
   if (!rpc.ok()) return client.ReportError(rpc);
   std::cout << (flags.output == "json" ? DumpJson(NodeStatusJson(status)) : NodeStatusText(status));
   return kExitOk;
@@ -181,8 +279,9 @@ int RunApply(AdminClient& client, const GlobalFlags& flags, const std::string& f
   request.set_manifest(std::move(manifest));
   request.set_source(file == "-" ? "<stdin>" : file);
   admin::ApplyResponse response;
-  auto context = client.NewContext();
-  grpc::Status rpc = client.stub().Apply(context.get(), request, &response);
+  grpc::Status rpc = client.Call([&](grpc::ClientContext* context) {
+    return client.stub().Apply(context, request, &response);
+  });
   if (!rpc.ok()) return client.ReportError(rpc);
   std::cout << (flags.output == "json" ? DumpJson(ApplyJson(response)) : ApplyText(response));
   for (const auto& object : response.objects()) {
@@ -193,8 +292,9 @@ int RunApply(AdminClient& client, const GlobalFlags& flags, const std::string& f
 
 int RunGetPods(AdminClient& client, const GlobalFlags& flags) {
   admin::ListPodsResponse response;
-  auto context = client.NewContext();
-  grpc::Status rpc = client.stub().ListPods(context.get(), admin::ListPodsRequest(), &response);
+  grpc::Status rpc = client.Call([&](grpc::ClientContext* context) {
+    return client.stub().ListPods(context, admin::ListPodsRequest(), &response);
+  });
   if (!rpc.ok()) return client.ReportError(rpc);
   std::cout << (flags.output == "json" ? DumpJson(PodListJson(response)) : PodListText(response));
   return kExitOk;
@@ -206,8 +306,9 @@ int RunDeletePod(AdminClient& client, const GlobalFlags& flags, const std::strin
   request.set_namespace_(pod_namespace);
   request.set_name(name);
   admin::DeletePodResponse response;
-  auto context = client.NewContext();
-  grpc::Status rpc = client.stub().DeletePod(context.get(), request, &response);
+  grpc::Status rpc = client.Call([&](grpc::ClientContext* context) {
+    return client.stub().DeletePod(context, request, &response);
+  });
   if (!rpc.ok()) return client.ReportError(rpc);
   if (!response.warning().empty()) std::cerr << "kdpctl: warning: " << response.warning() << "\n";
   if (flags.output == "json") {
@@ -246,9 +347,9 @@ absl::Status WriteFile(const std::string& path, const std::string& contents) {
 int RunTopology(AdminClient& client, const GlobalFlags& flags, const std::string& svg_file,
                 bool ascii) {
   admin::NodeTopology topology;
-  auto context = client.NewContext();
-  grpc::Status rpc =
-      client.stub().GetTopology(context.get(), admin::GetTopologyRequest(), &topology);
+  grpc::Status rpc = client.Call([&](grpc::ClientContext* context) {
+    return client.stub().GetTopology(context, admin::GetTopologyRequest(), &topology);
+  });
   if (!rpc.ok()) return client.ReportError(rpc);
   if (svg_file == "-") {
     std::cout << manager::TopologySvg(topology);
@@ -305,14 +406,15 @@ int Main(int argc, char** argv) {
                  "Kubelet root directory; the manager's socket is <DIR>/kdp/manager.sock")
       ->type_name("DIR")
       ->capture_default_str();
-  app.add_option("--timeout", flags.timeout,
-                 "Deadline for each RPC: seconds (10, 2.5) or a duration (10s, 500ms, 1m)")
-      ->type_name("DURATION")
-      ->capture_default_str()
-      ->check([](const std::string& text) {
-        absl::StatusOr<absl::Duration> parsed = ParseTimeout(text);
-        return parsed.ok() ? std::string() : std::string(parsed.status().message());
-      });
+  kdp::cli::AddVersionFlag(app, "kdpctl");
+  kdp::cli::AddDurationOption(
+      app, "--timeout", &flags.timeout,
+      "How long a command may wait for kdp-manager's answer: a duration (10s, 500ms, 1m) or "
+      "seconds (2.5). 0 (the default): as long as kdp-manager waits on a device plugin's or "
+      "DRA driver's call (each has a deadline of the manager's), and at most 10s while it "
+      "answers nothing else. While waiting, kdpctl prints on stderr which plugin or driver call "
+      "kdp-manager waits on",
+      kdp::cli::DurationRule::kNonNegative);
 
   CLI::App* status = app.add_subcommand(
       "status", "Show every device-plugin resource: capacity, allocatable, devices (GetStatus)");
@@ -394,7 +496,6 @@ int Main(int argc, char** argv) {
   if (inspect->parsed()) return InspectCheckpoint(checkpoint_file, flags.output == "json");
   if (convert->parsed()) return ConvertCheckpoint(convert_in, convert_out);
 
-  const absl::Duration timeout = *ParseTimeout(flags.timeout);  // Validated by the check.
   // Local inputs first: an unreadable manifest is reported whether or not the manager runs.
   std::string manifest;
   if (apply->parsed()) {
@@ -405,7 +506,7 @@ int Main(int argc, char** argv) {
     }
     manifest = *std::move(contents);
   }
-  AdminClient client(absl::StrCat(flags.kubelet_root, "/kdp/manager.sock"), timeout);
+  AdminClient client(absl::StrCat(flags.kubelet_root, "/kdp/manager.sock"), flags.timeout);
   if (int code = client.CheckSocket(); code != kExitOk) return code;
 
   if (status->parsed()) return RunStatus(client, flags);

@@ -34,7 +34,32 @@ absl::Status ApiError(const absl::Status& parsed, const std::string& source,
 
 }  // namespace
 
+class PodAdmission::NameLock {
+ public:
+  NameLock(PodAdmission* admission, std::string namespace_, std::string name)
+      : admission_(admission), key_(std::move(namespace_), std::move(name)) {
+    absl::MutexLock lock(&admission_->mu_);
+    auto free = [this] {
+      admission_->mu_.AssertHeld();
+      return !admission_->busy_names_.contains(key_);
+    };
+    admission_->mu_.Await(absl::Condition(&free));
+    admission_->busy_names_.insert(key_);
+  }
+  ~NameLock() {
+    absl::MutexLock lock(&admission_->mu_);
+    admission_->busy_names_.erase(key_);
+  }
+  NameLock(const NameLock&) = delete;
+  NameLock& operator=(const NameLock&) = delete;
+
+ private:
+  PodAdmission* const admission_;
+  const std::pair<std::string, std::string> key_;
+};
+
 absl::StatusOr<AdmitResult> PodAdmission::Admit(Pod pod, Json submitted, bool retry_refused) {
+  const NameLock name_lock(this, pod.namespace_, pod.name);
   if (retry_refused && options_.status != nullptr) {
     (void)options_.status->DeleteRejected(pod.namespace_, pod.name);  // NOT_FOUND: none
   }
@@ -82,6 +107,7 @@ void PodAdmission::RecordRejection(const AdmitResult& result) {
 
 absl::StatusOr<PodDeletion> PodAdmission::Delete(const std::string& namespace_,
                                                  const std::string& name, const std::string& uid) {
+  const NameLock name_lock(this, namespace_, name);
   PodDeletion deletion;
   if (options_.status != nullptr) {
     if (absl::StatusOr<Json> refused = options_.status->Rejected(namespace_, name); refused.ok()) {

@@ -13,13 +13,19 @@
 // Deleting frees the pod's devices and unprepares its claims (PodManager::Delete), or removes a
 // refused pod's record, and brings the API up to date before returning.
 //
-// Thread-safety: thread-safe (PodManager serialises admissions and deletions).
+// Thread-safety: thread-safe. Admissions and deletions of one pod name are serialised here (the
+// refusal a concurrent apply records must not outlive a pod admitted under the same name);
+// PodManager runs those of different pods concurrently where they share no resource.
 #ifndef KDP_MANAGER_SRC_POD_ADMISSION_H_
 #define KDP_MANAGER_SRC_POD_ADMISSION_H_
 
+#include <set>
 #include <string>
+#include <utility>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "manager/src/events/event_recorder.h"
 #include "manager/src/pod_manager.h"
 #include "manager/src/resourceapi/persistence.h"
@@ -74,10 +80,16 @@ class PodAdmission final : public resourceapi::PodWriter {
                                            const std::string& uid) override;
 
  private:
+  // Holds the pod name (namespace, name) from construction to destruction, once no other
+  // admission or deletion of it runs.
+  class NameLock;
+
   void RecordRejection(const AdmitResult& result);
 
   PodManager* const pods_;
   const PodAdmissionOptions options_;
+  absl::Mutex mu_;
+  std::set<std::pair<std::string, std::string>> busy_names_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace kdp::manager

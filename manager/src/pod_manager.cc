@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
@@ -82,7 +83,6 @@ AdmittedContainer PodManager::Describe(const Pod& pod, const Container& containe
 }
 
 void PodManager::Restore(std::vector<Pod> pods) {
-  absl::MutexLock admission(&admission_mu_);
   std::map<std::pair<std::string, std::string>, AdmittedPod> restored;
   for (Pod& pod : pods) {
     AdmittedPod admitted{.pod = pod, .containers = {}};
@@ -131,13 +131,13 @@ std::set<std::string> PodManager::ActivePodUids() const {
   absl::MutexLock lock(&mu_);
   std::set<std::string> out;
   for (const auto& [key, pod] : pods_) out.insert(pod.pod.uid);
-  if (!admitting_.empty()) out.insert(admitting_);
+  for (const auto& [uid, key] : admitting_) out.insert(uid);
   return out;
 }
 
 void PodManager::WithActivePodsSettled(
     const std::function<void(const std::set<std::string>&)>& fn) {
-  absl::MutexLock admission(&admission_mu_);
+  // No lock across `fn`: it calls drivers (see the header for why that is safe).
   fn(ActivePodUids());
 }
 
@@ -149,39 +149,94 @@ std::vector<Pod> PodManager::Pods() const {
   return out;
 }
 
-absl::StatusOr<AdmitResult> PodManager::Admit(Pod pod) {
-  absl::MutexLock admission(&admission_mu_);
-  pod.terminating = false;  // set by Delete only
-  auto key = std::make_pair(pod.namespace_, pod.name);
-  {
-    absl::MutexLock lock(&mu_);
-    if (auto it = pods_.find(key); it != pods_.end()) {
-      if (it->second.pod.terminating) {
-        return absl::AlreadyExistsError(absl::StrCat(
-            "pod ", pod.namespace_, "/", pod.name, " already exists (uid ", it->second.pod.uid,
-            ") and is terminating: its deletion completes once its claims are unprepared"));
-      }
-      return absl::AlreadyExistsError(absl::StrCat("pod ", pod.namespace_, "/", pod.name,
-                                                   " already exists (uid ", it->second.pod.uid,
-                                                   "); delete it first"));
+absl::Status PodManager::BeginAdmission(const Pod& pod, const std::set<std::string>& resources) {
+  const PodKey key(pod.namespace_, pod.name);
+  absl::MutexLock lock(&mu_);
+  if (auto it = pods_.find(key); it != pods_.end()) {
+    if (it->second.pod.terminating) {
+      return absl::AlreadyExistsError(absl::StrCat(
+          "pod ", pod.namespace_, "/", pod.name, " already exists (uid ", it->second.pod.uid,
+          ") and is terminating: its deletion completes once its claims are unprepared"));
     }
-    // Devices are recorded by pod UID: two pods sharing one would share their allocations.
-    if (auto other = by_uid_.find(pod.uid); other != by_uid_.end()) {
-      return absl::AlreadyExistsError(absl::StrCat("metadata.uid ", pod.uid,
-                                                   " is already used by pod ", other->second.first,
-                                                   "/", other->second.second));
-    }
-    admitting_ = pod.uid;
+    return absl::AlreadyExistsError(absl::StrCat("pod ", pod.namespace_, "/", pod.name,
+                                                 " already exists (uid ", it->second.pod.uid,
+                                                 "); delete it first"));
   }
-  // However the admission ends, the pod is no longer "being admitted" after it.
-  struct AdmittingReset {
-    PodManager* self;
-    ~AdmittingReset() {
-      absl::MutexLock lock(&self->mu_);
-      self->admitting_.clear();
+  if (auto it = deleting_.find(key); it != deleting_.end()) {
+    return absl::AlreadyExistsError(absl::StrCat("pod ", pod.namespace_, "/", pod.name,
+                                                 " already exists (uid ", it->second,
+                                                 ") and is being deleted"));
+  }
+  for (const auto& [uid, admitting] : admitting_) {
+    if (admitting == key) {
+      return absl::AlreadyExistsError(absl::StrCat("pod ", pod.namespace_, "/", pod.name,
+                                                   " is being admitted (uid ", uid, ")"));
     }
-  } admitting_reset{this};
+  }
+  // Devices are recorded by pod UID: two pods sharing one would share their allocations. A pod
+  // being deleted keeps its UID until its devices are released.
+  auto uid_user = [&]() -> std::optional<PodKey> {
+    mu_.AssertHeld();
+    if (auto it = by_uid_.find(pod.uid); it != by_uid_.end()) return it->second;
+    if (auto it = admitting_.find(pod.uid); it != admitting_.end()) return it->second;
+    for (const auto& [deleting, uid] : deleting_) {
+      if (uid == pod.uid) return deleting;
+    }
+    return std::nullopt;
+  };
+  if (std::optional<PodKey> other = uid_user(); other.has_value()) {
+    return absl::AlreadyExistsError(absl::StrCat(
+        "metadata.uid ", pod.uid, " is already used by pod ", other->first, "/", other->second));
+  }
+  admitting_[pod.uid] = key;
+  // Admissions sharing a resource wait for each other (see the header); others go on.
+  auto free = [&] {
+    mu_.AssertHeld();
+    for (const std::string& resource : resources) {
+      if (busy_resources_.contains(resource)) return false;
+    }
+    return true;
+  };
+  mu_.Await(absl::Condition(&free));
+  busy_resources_.insert(resources.begin(), resources.end());
+  return absl::OkStatus();
+}
 
+void PodManager::ReleaseResources(const std::set<std::string>& resources) {
+  absl::MutexLock lock(&mu_);
+  for (const std::string& resource : resources) busy_resources_.erase(resource);
+}
+
+absl::StatusOr<AdmitResult> PodManager::Admit(Pod pod) {
+  pod.terminating = false;  // set by Delete only
+  // Every extended resource the pod asks for: the hints of one are computed from its free
+  // devices, so no other admission may take any until this one has allocated its own.
+  std::set<std::string> resources;
+  for (const Container* container : ContainersInAdmissionOrder(pod)) {
+    for (const auto& [resource, count] : container->extended_resources) resources.insert(resource);
+  }
+  KDP_RETURN_IF_ERROR(BeginAdmission(pod, resources));
+  bool released = false;
+  auto release_resources = [&] {
+    if (!std::exchange(released, true)) ReleaseResources(resources);
+  };
+  // However the admission ends, the pod is no longer "being admitted" after it (an admitted pod
+  // is in pods_ by then), and its reusable devices are forgotten.
+  const std::string uid = pod.uid;
+  absl::Cleanup end = [&] {
+    release_resources();
+    {
+      absl::MutexLock lock(&mu_);
+      admitting_.erase(uid);
+    }
+    devices_->AdmissionEnded(uid);
+  };
+  return RunAdmission(std::move(pod), release_resources);
+}
+
+absl::StatusOr<AdmitResult> PodManager::RunAdmission(
+    Pod pod, const std::function<void()>& release_resources) {
+  const PodKey key(pod.namespace_, pod.name);
   AdmitResult result;
   // How far the DRA side got, so a rejection undoes exactly that.
   bool claims_reserved = false;
@@ -212,7 +267,12 @@ absl::StatusOr<AdmitResult> PodManager::Admit(Pod pod) {
       return reject(errors::kFailedScheduling,
                     "the pod has resource claims but kdp-manager runs without DRA");
     }
-    if (absl::Status reserved = claims_->Reserve(&pod); !reserved.ok()) {
+    absl::Status reserved;
+    {
+      absl::MutexLock schedule(&schedule_mu_);
+      reserved = claims_->Reserve(&pod);
+    }
+    if (!reserved.ok()) {
       return reject(errors::kFailedScheduling,
                     absl::StrCat("0/1 nodes are available: ", reserved.message()));
     }
@@ -231,6 +291,8 @@ absl::StatusOr<AdmitResult> PodManager::Admit(Pod pod) {
                     errors::InsufficientResource(resource, PodDeviceRequest(pod, resource), 0, 0));
     }
   }
+  // Every container holds its devices: the next admission of these resources sees them taken.
+  release_resources();
   AdmittedPod admitted{.pod = pod, .containers = {}};
   for (const Container* container : ContainersInAdmissionOrder(pod)) {
     absl::StatusOr<RunContainerOptions> options =
@@ -287,18 +349,43 @@ absl::StatusOr<AdmitResult> PodManager::Admit(Pod pod) {
 
 absl::StatusOr<std::string> PodManager::Delete(const std::string& namespace_,
                                                const std::string& name) {
-  absl::MutexLock admission(&admission_mu_);
+  return DeletePod(namespace_, name, /*skip_busy=*/false);
+}
+
+absl::StatusOr<std::string> PodManager::DeletePod(const std::string& namespace_,
+                                                  const std::string& name, bool skip_busy) {
+  const PodKey key(namespace_, name);
   std::string uid;
   Pod pod;
   {
     absl::MutexLock lock(&mu_);
-    auto it = pods_.find({namespace_, name});
+    // Another deletion of the pod, or an admission of its name, ends first.
+    auto busy = [&] {
+      mu_.AssertHeld();
+      if (deleting_.contains(key)) return true;
+      for (const auto& [admitting_uid, admitting] : admitting_) {
+        if (admitting == key) return true;
+      }
+      return false;
+    };
+    if (skip_busy && busy()) {
+      return absl::UnavailableError(
+          absl::StrCat("pod ", namespace_, "/", name, " is being deleted or admitted"));
+    }
+    auto idle = [&] { return !busy(); };
+    mu_.Await(absl::Condition(&idle));
+    auto it = pods_.find(key);
     if (it == pods_.end()) {
       return absl::NotFoundError(absl::StrCat("pod ", namespace_, "/", name, " not found"));
     }
     uid = it->second.pod.uid;
     pod = it->second.pod;
+    deleting_[key] = uid;
   }
+  absl::Cleanup done = [&] {
+    absl::MutexLock lock(&mu_);
+    deleting_.erase(key);
+  };
   // The kubelet's SyncTerminatingPod: NodeUnprepareResources once the containers stopped; an
   // error keeps the pod terminating until a retry succeeds (the reconcile loop's, or another
   // delete). The pod is recorded terminating first: a crash after its claims were unprepared
@@ -357,10 +444,11 @@ int PodManager::FinishTerminating() {
   }
   int finished = 0;
   for (const auto& [namespace_, name] : terminating) {
-    absl::StatusOr<std::string> deleted = Delete(namespace_, name);
+    absl::StatusOr<std::string> deleted = DeletePod(namespace_, name, /*skip_busy=*/true);
     if (deleted.ok()) {
       ++finished;
-    } else if (!absl::IsNotFound(deleted.status())) {  // deleted meanwhile by a client
+    } else if (!absl::IsNotFound(deleted.status()) &&     // deleted meanwhile by a client
+               !absl::IsUnavailable(deleted.status())) {  // a client's deletion is on it
       KDP_LOG_WARNING("Deleting a terminating pod failed; will retry", "pod",
                       absl::StrCat(namespace_, "/", name), "err", deleted.status().message());
     }

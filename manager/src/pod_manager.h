@@ -5,7 +5,14 @@
 // for the device manager's garbage collection, and keeps its pods in the StateStore (the stand-in
 // for the API server: a restarted manager knows which pods still run).
 //
-// Thread-safe. Admissions and deletions are serialised, as on a kubelet.
+// Thread-safe. No lock is held across a call to a device plugin or a DRA driver. Admissions of
+// pods that share an extended resource are serialised (each admission holds its resources, all at
+// once, from its topology hints to its last container's allocation, so the hints stay true to the
+// devices the allocation finds, as on a kubelet that admits one pod at a time); admissions that
+// share none run concurrently, so a plugin that hangs holds up only the pods of its resource. The
+// scheduler's part of DRA (PodResourceClaims::Reserve) runs one pod at a time, as the scheduler
+// allocates claims; preparing and unpreparing claims is serialised per claim by the DRA manager.
+// Deletions of one pod are serialised, and wait for an admission of the same name to end.
 #ifndef KDP_MANAGER_SRC_POD_MANAGER_H_
 #define KDP_MANAGER_SRC_POD_MANAGER_H_
 
@@ -99,37 +106,43 @@ class PodManager : public ActivePodsSource {
   // runtime options the device manager restored (no PreStartContainer: the containers run
   // already), then declares the pod source ready, so garbage collection frees the devices of
   // pods that are gone. REQUIRES: called once, before any admission.
-  void Restore(std::vector<Pod> pods) ABSL_LOCKS_EXCLUDED(admission_mu_, mu_);
+  void Restore(std::vector<Pod> pods) ABSL_LOCKS_EXCLUDED(mu_);
 
   // ActivePodsSource.
   bool SourcesReady() const override ABSL_LOCKS_EXCLUDED(mu_);
   uint64_t Generation() const override ABSL_LOCKS_EXCLUDED(mu_);
   std::set<std::string> ActivePodUids() const override ABSL_LOCKS_EXCLUDED(mu_);
-  // Runs `fn` with the active pods' UIDs while no admission or deletion runs, for the DRA
-  // reconcile loop: an admission between reading the active pods and unpreparing the claims of
-  // those that are gone would otherwise lose the claims it just prepared.
+  // Runs `fn` with the active pods' UIDs (admitted, terminating and being admitted), for the DRA
+  // reconcile loop. No lock is held while `fn` runs (it calls drivers): admissions and deletions
+  // go on meanwhile. A pod whose admission starts after the UIDs were read is not among them;
+  // DraManager::ReconcileOrphans leaves the claims of pods that began preparing since its previous
+  // run alone for that reason, so the claims such an admission prepares are never taken for
+  // orphans.
   void WithActivePodsSettled(const std::function<void(const std::set<std::string>&)>& fn)
-      ABSL_LOCKS_EXCLUDED(admission_mu_, mu_);
+      ABSL_LOCKS_EXCLUDED(mu_);
   // The admitted pods' specs, for the state store's snapshot.
   std::vector<Pod> Pods() const ABSL_LOCKS_EXCLUDED(mu_);
 
   // Admits `pod`. A rejection is a result, not an error; ALREADY_EXISTS when a pod of that
-  // namespace and name (or that UID) is already admitted; the store's error (e.g.
-  // RESOURCE_EXHAUSTED: disk full) when the admission could not be recorded, in which case the
-  // pod is not admitted and holds no devices.
-  absl::StatusOr<AdmitResult> Admit(Pod pod) ABSL_LOCKS_EXCLUDED(admission_mu_, mu_);
+  // namespace and name (or that UID) is already admitted, being admitted or being deleted; the
+  // store's error (e.g. RESOURCE_EXHAUSTED: disk full) when the admission could not be recorded,
+  // in which case the pod is not admitted and holds no devices. Waits while another admission
+  // holds one of the pod's extended resources.
+  absl::StatusOr<AdmitResult> Admit(Pod pod) ABSL_LOCKS_EXCLUDED(mu_, schedule_mu_);
   // Deletes the pod and releases its devices; returns its UID. NOT_FOUND when absent; the
   // store's error when the deletion could not be recorded (the pod then stays); the DRA
   // manager's error when a driver fails NodeUnprepareResources (the pod then stays, terminating,
   // as a kubelet keeps a terminating pod until unprepare succeeds: FinishTerminating or another
-  // Delete retries). A pod with claims is recorded terminating before they are unprepared.
+  // Delete retries). A pod with claims is recorded terminating before they are unprepared. Waits
+  // for another deletion of the pod, or an admission of its name, to end first.
   absl::StatusOr<std::string> Delete(const std::string& namespace_, const std::string& name)
-      ABSL_LOCKS_EXCLUDED(admission_mu_, mu_);
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Deletes every terminating pod again (Pod::terminating: a driver failed
   // NodeUnprepareResources, or a crash cut the deletion), as the kubelet's pod workers keep
-  // terminating a pod until it is done; the DRA reconcile loop calls it. Returns how many
-  // completed; failures are logged and left for the next call.
-  int FinishTerminating() ABSL_LOCKS_EXCLUDED(admission_mu_, mu_);
+  // terminating a pod until it is done; the DRA reconcile loop calls it. A pod another deletion
+  // is working on is skipped (that deletion retries it). Returns how many completed; failures
+  // are logged and left for the next call.
+  int FinishTerminating() ABSL_LOCKS_EXCLUDED(mu_);
 
   // The topology manager's configuration (policy, scope, the machine's NUMA nodes).
   const TopologyManagerConfig& topology_config() const { return topology_->config(); }
@@ -140,6 +153,22 @@ class PodManager : public ActivePodsSource {
       ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
+  using PodKey = std::pair<std::string, std::string>;  // namespace, name
+
+  // Records `pod` as being admitted (ALREADY_EXISTS as Admit describes), then waits until no
+  // other admission holds any of `resources` and holds them.
+  absl::Status BeginAdmission(const Pod& pod, const std::set<std::string>& resources)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  void ReleaseResources(const std::set<std::string>& resources) ABSL_LOCKS_EXCLUDED(mu_);
+  // The admission proper, between BeginAdmission and the end of Admit; calls `release_resources`
+  // once the containers' devices are allocated (PreStartContainer and the DRA drivers' calls need
+  // no other admission kept out).
+  absl::StatusOr<AdmitResult> RunAdmission(Pod pod, const std::function<void()>& release_resources)
+      ABSL_LOCKS_EXCLUDED(mu_, schedule_mu_);
+  // Delete; with `skip_busy`, UNAVAILABLE at once instead of waiting for another deletion of the
+  // pod (FinishTerminating).
+  absl::StatusOr<std::string> DeletePod(const std::string& namespace_, const std::string& name,
+                                        bool skip_busy) ABSL_LOCKS_EXCLUDED(mu_);
   AdmittedContainer Describe(const Pod& pod, const Container& container,
                              RunContainerOptions options) const;
   // Appends the CDI device IDs of the container's claims to its runtime options; the DRA
@@ -151,14 +180,21 @@ class PodManager : public ActivePodsSource {
   std::optional<TopologyManager> default_topology_;  // policy "none", when none was given
   TopologyManager* const topology_;
   PodResourceClaims* const claims_;  // nullptr: pods with resource claims are rejected
-  // Held for a whole admission or deletion.
-  absl::Mutex admission_mu_;
+  // Held around PodResourceClaims::Reserve only (it allocates claims from what other claims
+  // hold, as the scheduler does one pod at a time); it calls no driver.
+  absl::Mutex schedule_mu_;
+  // Held briefly, never across a call out of PodManager (the state store's record callbacks take
+  // it inside the store's own lock).
   mutable absl::Mutex mu_;
-  std::map<std::pair<std::string, std::string>, AdmittedPod> pods_ ABSL_GUARDED_BY(mu_);
-  // UID of the pod being admitted: active already, as in the kubelet.
-  std::string admitting_ ABSL_GUARDED_BY(mu_);
+  std::map<PodKey, AdmittedPod> pods_ ABSL_GUARDED_BY(mu_);
+  // UID → (namespace, name) of every pod being admitted: active already, as in the kubelet.
+  std::map<std::string, PodKey> admitting_ ABSL_GUARDED_BY(mu_);
+  // Extended resources held by admissions in progress.
+  std::set<std::string> busy_resources_ ABSL_GUARDED_BY(mu_);
+  // (namespace, name) → UID of every pod being deleted.
+  std::map<PodKey, std::string> deleting_ ABSL_GUARDED_BY(mu_);
   // UID → (namespace, name) of every admitted pod.
-  std::map<std::string, std::pair<std::string, std::string>> by_uid_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, PodKey> by_uid_ ABSL_GUARDED_BY(mu_);
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
   bool sources_ready_ ABSL_GUARDED_BY(mu_) = false;
 };

@@ -1,5 +1,6 @@
 #include "manager/src/admin/admin_server.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -91,6 +92,25 @@ void ToAdminPod(const AdmittedPod& admitted, kdp::admin::v1::Pod* out,
       hint->set_preferred(container.topology_hint->preferred);
     }
   }
+}
+
+grpc::Status AdminServer::ListPeerCalls(grpc::ServerContext*,
+                                        const kdp::admin::v1::ListPeerCallsRequest*,
+                                        kdp::admin::v1::ListPeerCallsResponse* response) {
+  const absl::Time now = devices_->peer_calls().Now();
+  for (const PeerCall& call : InFlightPeerCalls(
+           {&devices_->peer_calls(), dra_.dra != nullptr ? &dra_.dra->peer_calls() : nullptr})) {
+    kdp::admin::v1::PeerCall* out = response->add_calls();
+    out->set_kind(PeerKindName(call.kind));
+    out->set_peer(call.peer);
+    out->set_method(call.method);
+    out->set_pod(call.pod);
+    out->set_endpoint(call.endpoint);
+    out->set_elapsed_ms(
+        absl::ToInt64Milliseconds(std::max(now - call.started, absl::ZeroDuration())));
+    out->set_timeout_ms(absl::ToInt64Milliseconds(call.timeout));
+  }
+  return grpc::Status::OK;
 }
 
 grpc::Status AdminServer::GetStatus(grpc::ServerContext*, const kdp::admin::v1::GetStatusRequest*,

@@ -72,6 +72,9 @@ class AdminServer final : public kdp::admin::v1::Admin::Service {
                          kdp::admin::v1::DeletePodResponse* response) override;
   grpc::Status Apply(grpc::ServerContext* context, const kdp::admin::v1::ApplyRequest* request,
                      kdp::admin::v1::ApplyResponse* response) override;
+  grpc::Status ListPeerCalls(grpc::ServerContext* context,
+                             const kdp::admin::v1::ListPeerCallsRequest* request,
+                             kdp::admin::v1::ListPeerCallsResponse* response) override;
   // Defined in admin_topology.cc.
   grpc::Status GetTopology(grpc::ServerContext* context,
                            const kdp::admin::v1::GetTopologyRequest* request,

@@ -435,18 +435,15 @@ ProviderHints DeviceManager::GetPodTopologyHints(const Pod& pod) {
 
 absl::Status DeviceManager::Allocate(const Pod& pod, const Container& container,
                                      const std::optional<NumaMask>& affinity) {
-  // Serial, as admission is on a kubelet: the free devices read, the pick (GetPreferredAllocation
-  // included) and the reservation must not interleave with another container's.
-  absl::MutexLock serial(&allocate_mu_);
+  // No manager-wide lock: each resource's pick is serialised in AllocateContainerResources, and
+  // the reuse pool is the pod's own (one admission per pod at a time).
   CollectIfStale();
   std::map<std::string, std::set<std::string>> reusable;
   {
     absl::MutexLock lock(&mu_);
-    // Keep only the pod being admitted (kubernetes #103838).
-    for (auto it = devices_to_reuse_.begin(); it != devices_to_reuse_.end();) {
-      it = it->first == pod.uid ? std::next(it) : devices_to_reuse_.erase(it);
+    if (auto it = devices_to_reuse_.find(pod.uid); it != devices_to_reuse_.end()) {
+      reusable = it->second;
     }
-    reusable = devices_to_reuse_[pod.uid];
   }
   KDP_RETURN_IF_ERROR(AllocateContainerResources(pod, container, reusable, affinity));
 
@@ -466,6 +463,29 @@ absl::Status DeviceManager::Allocate(const Pod& pod, const Container& container,
   return absl::OkStatus();
 }
 
+void DeviceManager::AdmissionEnded(const std::string& pod_uid) {
+  absl::MutexLock lock(&mu_);
+  devices_to_reuse_.erase(pod_uid);
+}
+
+absl::Mutex* DeviceManager::PickLock(const std::string& resource) {
+  absl::MutexLock lock(&mu_);
+  std::unique_ptr<absl::Mutex>& slot = pick_locks_[resource];
+  if (slot == nullptr) slot = std::make_unique<absl::Mutex>();
+  return slot.get();
+}
+
+PeerCallTracker::Scope DeviceManager::TrackCall(const Endpoint& endpoint, const std::string& method,
+                                                const Pod& pod, absl::Duration timeout) {
+  return peer_calls_.Begin({.kind = PeerKind::kDevicePlugin,
+                            .peer = endpoint.resource_name(),
+                            .method = method,
+                            .pod = absl::StrCat(pod.namespace_, "/", pod.name),
+                            .endpoint = endpoint.socket_path(),
+                            .started = {},
+                            .timeout = timeout});
+}
+
 absl::Status DeviceManager::AllocateContainerResources(
     const Pod& pod, const Container& container,
     const std::map<std::string, std::set<std::string>>& reusable,
@@ -479,6 +499,10 @@ absl::Status DeviceManager::AllocateContainerResources(
   for (const auto& [resource, required] : container.extended_resources) {
     if (!IsDevicePluginResource(resource)) continue;
     std::shared_ptr<Endpoint> endpoint = EndpointFor(resource).endpoint;
+    // The free devices, the pick and the reservation of one resource do not interleave with
+    // another container's (the kubelet's whole Allocate is under its mutex); the Allocate RPC
+    // below runs after the lock is released, on devices already reserved.
+    absl::ReleasableMutexLock pick(PickLock(resource));
     AllocationRequest request{
         .pod_uid = pod.uid,
         .container = container.name,
@@ -493,9 +517,11 @@ absl::Status DeviceManager::AllocateContainerResources(
     if (auto it = reusable.find(resource); it != reusable.end()) request.reusable = it->second;
     PreferredAllocationFn preferred;
     if (endpoint != nullptr && endpoint->options().get_preferred_allocation_available()) {
-      preferred = [&endpoint](const std::vector<std::string>& available,
-                              const std::vector<std::string>& must_include,
-                              int size) -> absl::StatusOr<std::vector<std::string>> {
+      preferred = [&](const std::vector<std::string>& available,
+                      const std::vector<std::string>& must_include,
+                      int size) -> absl::StatusOr<std::vector<std::string>> {
+        PeerCallTracker::Scope tracked =
+            TrackCall(*endpoint, "GetPreferredAllocation", pod, options_.endpoint.call_timeout);
         KDP_ASSIGN_OR_RETURN(v1beta1::PreferredAllocationResponse response,
                              endpoint->GetPreferredAllocation(available, must_include, size));
         // The kubelet reads only the first container response.
@@ -504,8 +530,10 @@ absl::Status DeviceManager::AllocateContainerResources(
         return std::vector<std::string>(ids.begin(), ids.end());
       };
     }
-    KDP_ASSIGN_OR_RETURN(std::vector<std::string> picked, DevicesToAllocate(request, preferred));
-    if (picked.empty()) continue;
+    absl::StatusOr<std::vector<std::string>> chosen = DevicesToAllocate(request, preferred);
+    if (!chosen.ok()) return chosen.status();
+    if (chosen->empty()) continue;
+    const std::vector<std::string> picked = *std::move(chosen);
 
     DevicesPerNuma per_numa;
     for (const std::string& id : picked) {
@@ -524,6 +552,7 @@ absl::Status DeviceManager::AllocateContainerResources(
                             .alloc_resp = {}};
     // Reserved before the RPC: no other allocation can pick these while it is in flight.
     pod_devices_.Reserve(pod.uid, container.name, resource, std::move(per_numa));
+    pick.Release();
     if (endpoint == nullptr) {
       pod_devices_.Rollback(pod.uid, container.name, resource);
       return absl::FailedPreconditionError(errors::UnknownDevicePlugin(resource));
@@ -535,6 +564,8 @@ absl::Status DeviceManager::AllocateContainerResources(
           options_.metrics != nullptr
               ? options_.metrics->plugin_alloc_duration->WithLabels({resource})
               : nullptr);
+      PeerCallTracker::Scope tracked =
+          TrackCall(*endpoint, "Allocate", pod, options_.endpoint.call_timeout);
       response = endpoint->Allocate(picked);
     }
     if (!response.ok()) {
@@ -601,6 +632,8 @@ absl::StatusOr<RunContainerOptions> DeviceManager::GetDeviceRunContainerOptions(
     const std::shared_ptr<Endpoint>& endpoint = lookup.endpoint;
     if (endpoint == nullptr || !endpoint->options().pre_start_required()) continue;
     std::set<std::string> ids = DeviceIds(entry.devices);
+    PeerCallTracker::Scope tracked =
+        TrackCall(*endpoint, "PreStartContainer", pod, options_.endpoint.pre_start_timeout);
     KDP_RETURN_IF_ERROR(endpoint->PreStartContainer({ids.begin(), ids.end()}));
   }
   std::vector<const v1beta1::ContainerAllocateResponse*> responses;

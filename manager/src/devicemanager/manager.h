@@ -3,11 +3,16 @@
 // DeviceRegistry fed by their ListAndWatch streams, and PodDevices; it allocates devices to
 // containers with the kubelet's order and reuse rules and merges their runtime options.
 //
-// Thread-safe. Allocate() calls are serialised internally (admission is serial on a node, as in
-// the kubelet); registrations, stream callbacks, garbage collection and deletions run
-// concurrently with them. Hints and the allocation that follows them are consistent only when
-// the caller serialises whole admissions (PodManager does): GetTopologyHints() takes no
-// admission lock, so another admission between the two would make the hints stale.
+// Thread-safe. Allocate() calls for different resources run concurrently; per resource, reading
+// the free devices, the pick (GetPreferredAllocation included) and the reservation are serialised
+// (a per-resource pick lock), while the Allocate RPC runs outside every lock: the devices it is
+// for are reserved in PodDevices first and committed or rolled back after it, so a plugin that
+// hangs in Allocate holds up no other allocation, not even of its own resource. Registrations,
+// stream callbacks, garbage collection and deletions run concurrently with them. Hints and the
+// allocation that follows them are consistent only when the caller serialises admissions that
+// share a resource (PodManager does): GetTopologyHints() takes no admission lock, so another
+// admission of the same resource between the two would make the hints stale. The calls in flight
+// to plugins are listed by peer_calls().
 #ifndef KDP_MANAGER_SRC_DEVICEMANAGER_MANAGER_H_
 #define KDP_MANAGER_SRC_DEVICEMANAGER_MANAGER_H_
 
@@ -34,6 +39,7 @@
 #include "manager/src/manager_metrics.h"
 #include "manager/src/pod/pod.h"
 #include "manager/src/state/state_store.h"
+#include "manager/src/status/peer_calls.h"
 #include "manager/src/topologymanager/topology_manager.h"
 
 namespace kdp::manager {
@@ -138,12 +144,14 @@ class DeviceManager : public RegistrationHandler, public HintProvider {
   // `affinity` is the topology manager's merged NUMA affinity for the container (nullopt: none,
   // as under policy "none"): devices on its nodes are taken first (filterByAffinity).
   absl::Status Allocate(const Pod& pod, const Container& container,
-                        const std::optional<NumaMask>& affinity) override
-      ABSL_LOCKS_EXCLUDED(allocate_mu_, mu_);
-  absl::Status Allocate(const Pod& pod, const Container& container)
-      ABSL_LOCKS_EXCLUDED(allocate_mu_, mu_) {
+                        const std::optional<NumaMask>& affinity) override ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status Allocate(const Pod& pod, const Container& container) ABSL_LOCKS_EXCLUDED(mu_) {
     return Allocate(pod, container, std::nullopt);
   }
+  // Forgets the devices the pod's finished init containers left for its later containers
+  // (devicesToReuse) once its admission is over, whatever its outcome (kubernetes #103838: the
+  // pool must not outlive the admission). RemovePod() forgets them too.
+  void AdmissionEnded(const std::string& pod_uid) ABSL_LOCKS_EXCLUDED(mu_);
 
   // The topology manager's hint provider, container scope (GetTopologyHints, §2.F item 37): per
   // device-plugin resource of the container, nullopt when no device of the resource has a NUMA
@@ -197,6 +205,9 @@ class DeviceManager : public RegistrationHandler, public HintProvider {
   // devices.
   checkpoint::Data CheckpointData() const;
 
+  // The Allocate, GetPreferredAllocation and PreStartContainer calls in flight to plugins.
+  const PeerCallTracker& peer_calls() const { return peer_calls_; }
+
  private:
   // The endpoints of one resource (kubernetes PR #135437: keyed by socket).
   struct ResourceEndpoints {
@@ -228,7 +239,13 @@ class DeviceManager : public RegistrationHandler, public HintProvider {
   absl::Status AllocateContainerResources(
       const Pod& pod, const Container& container,
       const std::map<std::string, std::set<std::string>>& reusable,
-      const std::optional<NumaMask>& affinity);
+      const std::optional<NumaMask>& affinity) ABSL_LOCKS_EXCLUDED(mu_);
+  // The lock serialising the picks of `resource` (created on first use, never freed: one per
+  // resource name).
+  absl::Mutex* PickLock(const std::string& resource) ABSL_LOCKS_EXCLUDED(mu_);
+  // Records a call to the plugin of `resource` for `pod` in peer_calls() for the scope's life.
+  PeerCallTracker::Scope TrackCall(const Endpoint& endpoint, const std::string& method,
+                                   const Pod& pod, absl::Duration timeout);
   void OnSnapshot(const std::string& resource, const Endpoint* endpoint,
                   const v1beta1::ListAndWatchResponse& snapshot) ABSL_LOCKS_EXCLUDED(mu_);
   void OnStreamEnded(const std::string& resource, const Endpoint* endpoint)
@@ -246,14 +263,17 @@ class DeviceManager : public RegistrationHandler, public HintProvider {
   // one resource racing each other the later one wins in every respect (endpoint, registry entry,
   // stream). The dial-back runs before it, unserialised.
   absl::Mutex registration_mu_ ABSL_ACQUIRED_BEFORE(mu_);
-  // Held for a whole Allocate().
-  absl::Mutex allocate_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  PeerCallTracker peer_calls_;
   mutable absl::Mutex mu_;
+  // Resource → the lock held from reading its free devices to reserving the pick (never across
+  // the Allocate RPC; across GetPreferredAllocation, whose answer is only valid for the free
+  // devices it was offered).
+  std::map<std::string, std::unique_ptr<absl::Mutex>> pick_locks_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, ResourceEndpoints> endpoints_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> removed_ ABSL_GUARDED_BY(mu_);
   std::vector<std::shared_ptr<Endpoint>> retired_ ABSL_GUARDED_BY(mu_);
-  // Pod UID → resource → devices of its finished init containers (devicesToReuse). Holds at most
-  // the pod being admitted.
+  // Pod UID → resource → devices of its finished init containers (devicesToReuse). Holds the pods
+  // being admitted (AdmissionEnded and RemovePod forget the others).
   std::map<std::string, std::map<std::string, std::set<std::string>>> devices_to_reuse_
       ABSL_GUARDED_BY(mu_);
   // Sockets being dialled back by RegisterPlugin (at most kMaxDialsInFlight, one per socket).

@@ -5,6 +5,7 @@
 #include <tuple>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/grpc_status.h"
@@ -153,7 +154,52 @@ void ObserveOperation(const ManagerMetrics* metrics, const char* operation,
 }
 }  // namespace
 
+class DraManager::ClaimLocks {
+ public:
+  // Waits until no other prepare or unprepare holds any of `keys`, then holds them all.
+  ClaimLocks(DraManager* manager, std::set<std::string> keys)
+      : manager_(manager), keys_(std::move(keys)) {
+    absl::Mutex& mu = manager_->claims_mu_;
+    auto free = [this] {
+      manager_->claims_mu_.AssertHeld();
+      for (const std::string& key : keys_) {
+        if (manager_->busy_claims_.contains(key)) return false;
+      }
+      return true;
+    };
+    mu.LockWhen(absl::Condition(&free));
+    manager_->busy_claims_.insert(keys_.begin(), keys_.end());
+    mu.Unlock();
+  }
+  ~ClaimLocks() {
+    absl::MutexLock lock(&manager_->claims_mu_);
+    for (const std::string& key : keys_) manager_->busy_claims_.erase(key);
+  }
+  ClaimLocks(const ClaimLocks&) = delete;
+  ClaimLocks& operator=(const ClaimLocks&) = delete;
+
+ private:
+  DraManager* const manager_;
+  const std::set<std::string> keys_;
+};
+
+PeerCallTracker::Scope DraManager::TrackCall(const DraPlugin& plugin, const char* method,
+                                             const std::string& pod_label) {
+  return peer_calls_.Begin({.kind = PeerKind::kDraDriver,
+                            .peer = plugin.driver_name(),
+                            .method = method,
+                            .pod = pod_label,
+                            .endpoint = plugin.socket(),
+                            .started = {},
+                            .timeout = plugin.call_timeout()});
+}
+
 absl::Status DraManager::PrepareResources(const Pod& pod) {
+  {
+    // Before any reference to the pod is cached (ReconcileOrphans).
+    absl::MutexLock lock(&claims_mu_);
+    prepared_since_reconcile_.insert(pod.uid);
+  }
   const metrics::ScopedTimer timer(nullptr);
   absl::Status status = Prepare(pod);
   ObserveOperation(options_.metrics, "PrepareResources", status, timer);
@@ -207,6 +253,14 @@ absl::Status DraManager::Prepare(const Pod& pod) {
   // kdp: a pod without claims has nothing to record (the kubelet still rewrites the checkpoint).
   if (validated.empty()) return absl::OkStatus();
 
+  // From the first reference to the last mark, no unprepare of these claims runs (it could
+  // unprepare a claim this pod finds prepared and skips).
+  std::set<std::string> keys;
+  for (const Validated& v : validated) {
+    keys.insert(ClaimInfoKey(v.info.claim_name(), v.info.namespace_()));
+  }
+  const ClaimLocks claim_locks(this, std::move(keys));
+
   // Reference the pod from every claim, checkpointing before any RPC (#116411), and batch the
   // claims that still need preparing, one batch per driver.
   std::map<std::string, std::vector<drapb::Claim>> batches;  // driver → claims
@@ -256,8 +310,12 @@ absl::Status DraManager::Prepare(const Pod& pod) {
     }
     drapb::NodePrepareResourcesRequest request;
     for (const drapb::Claim& claim : claims) *request.add_claims() = claim;
-    absl::StatusOr<drapb::NodePrepareResourcesResponse> response =
-        plugin->NodePrepareResources(request);
+    absl::StatusOr<drapb::NodePrepareResourcesResponse> response;
+    {
+      PeerCallTracker::Scope tracked =
+          TrackCall(*plugin, "NodePrepareResources", absl::StrCat(pod.namespace_, "/", pod.name));
+      response = plugin->NodePrepareResources(request);
+    }
     if (!response.ok()) return RpcError("NodePrepareResources", response.status());
     for (const std::string& uid : SortedKeys(response->claims())) {
       const drapb::Claim* requested = LookupClaim(claims, uid);
@@ -337,20 +395,31 @@ absl::Status DraManager::UnprepareResources(const Pod& pod) {
     }
   }
   const metrics::ScopedTimer timer(nullptr);
-  absl::Status status = Unprepare(pod.uid, refs);
+  absl::Status status = Unprepare(pod.uid, absl::StrCat(pod.namespace_, "/", pod.name), refs);
   ObserveOperation(options_.metrics, "UnprepareResources", status, timer);
+  if (status.ok()) {
+    // Nothing references the pod any more: nothing for ReconcileOrphans to hold back.
+    absl::MutexLock lock(&claims_mu_);
+    prepared_since_reconcile_.erase(pod.uid);
+  }
   return status.ok() ? status : Prefixed(status, "unprepare dynamic resources: ");
 }
 
 absl::Status DraManager::UnprepareResourcesForPod(const std::string& pod_uid) {
   const metrics::ScopedTimer timer(nullptr);
-  absl::Status status = Unprepare(pod_uid, CachedClaimsOf(pod_uid));
+  absl::Status status = Unprepare(pod_uid, pod_uid, CachedClaimsOf(pod_uid));
   ObserveOperation(options_.metrics, "UnprepareResources", status, timer);
   return status.ok() ? status : Prefixed(status, "unprepare dynamic resources: ");
 }
 
-absl::Status DraManager::Unprepare(const std::string& pod_uid, const std::vector<ClaimRef>& refs) {
-  if (refs.empty()) return absl::OkStatus();                 // nothing to record (see Prepare)
+absl::Status DraManager::Unprepare(const std::string& pod_uid, const std::string& pod_label,
+                                   const std::vector<ClaimRef>& refs) {
+  if (refs.empty()) return absl::OkStatus();  // nothing to record (see Prepare)
+  // From reading the claims' entries to forgetting them, no prepare of these claims runs (it
+  // would find a claim prepared that this call is about to unprepare).
+  std::set<std::string> keys;
+  for (const ClaimRef& ref : refs) keys.insert(ClaimInfoKey(ref.name, ref.namespace_));
+  const ClaimLocks claim_locks(this, std::move(keys));
   std::map<std::string, std::vector<drapb::Claim>> batches;  // driver → claims
   std::map<std::string, ClaimRef> to_delete;                 // claim UID → claim
   for (const ClaimRef& ref : refs) {
@@ -384,8 +453,11 @@ absl::Status DraManager::Unprepare(const std::string& pod_uid, const std::vector
     if (!plugin.ok()) return plugin.status();
     drapb::NodeUnprepareResourcesRequest request;
     for (const drapb::Claim& claim : claims) *request.add_claims() = claim;
-    absl::StatusOr<drapb::NodeUnprepareResourcesResponse> response =
-        (*plugin)->NodeUnprepareResources(request);
+    absl::StatusOr<drapb::NodeUnprepareResourcesResponse> response;
+    {
+      PeerCallTracker::Scope tracked = TrackCall(**plugin, "NodeUnprepareResources", pod_label);
+      response = (*plugin)->NodeUnprepareResources(request);
+    }
     if (!response.ok()) return RpcError("NodeUnprepareResources", response.status());
     for (const std::string& uid : SortedKeys(response->claims())) {
       const drapb::Claim* requested = LookupClaim(claims, uid);
@@ -487,7 +559,10 @@ bool DraManager::PodMightNeedToUnprepareResources(const std::string& pod_uid) co
 }
 
 absl::Status DraManager::ReconcileOrphans(const std::set<std::string>& active_pod_uids) {
-  // Inactive pods still referenced by a cached claim, with their claims.
+  // Inactive pods still referenced by a cached claim, with their claims. The cache is read
+  // before the pods that began preparing: a pod whose reference is read here had begun, so it is
+  // either among them or began before the previous run returned, and so before
+  // `active_pod_uids` was read (then, if it still runs, it is in it).
   std::map<std::string, std::vector<ClaimRef>> inactive;
   cache_
       ->WithRLock([&](const ClaimInfoCache::Contents& contents) {
@@ -500,9 +575,24 @@ absl::Status DraManager::ReconcileOrphans(const std::set<std::string>& active_po
         return absl::OkStatus();
       })
       .IgnoreError();
+  std::set<std::string> recent;
+  {
+    absl::MutexLock lock(&claims_mu_);
+    recent = prepared_since_reconcile_;
+  }
+  // Once this run returns, only pods that begin preparing later are recent for the next one.
+  absl::Cleanup forget_recent = [this] {
+    absl::MutexLock lock(&claims_mu_);
+    prepared_since_reconcile_.clear();
+  };
   absl::Status first_error;
   for (const auto& [uid, refs] : inactive) {
-    absl::Status status = Unprepare(uid, refs);
+    if (recent.contains(uid)) {
+      KDP_LOG_DEBUG("Pod began preparing since the last reconcile; unprepared next time if gone",
+                    "podUID", uid);
+      continue;
+    }
+    absl::Status status = Unprepare(uid, uid, refs);
     if (!status.ok()) {
       status = Prefixed(status, "unprepare dynamic resources: ");
       KDP_LOG_INFO("Unprepare failed during reconcile loop. Will retry on next iteration.",

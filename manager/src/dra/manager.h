@@ -20,9 +20,13 @@
 // pod side reads UpdateAllocatedResourcesStatus for containerStatuses[].allocatedResourcesStatus.
 //
 // Thread-safety: thread-safe. Calls for different pods may run concurrently; the cache lock is
-// never held across an RPC, a claim fetch or a checkpoint write. Like the kubelet, it does not
-// serialize a prepare and an unprepare of the same claim against each other (the pod lifecycle
-// never runs both for one pod at once; drivers must tolerate repeated calls).
+// never held across an RPC, a claim fetch or a checkpoint write. Unlike the kubelet (whose pod
+// workers never prepare and unprepare one pod at once, but may a claim shared by two pods), a
+// prepare and an unprepare that touch the same claim are serialised: each takes its claims'
+// claim locks, all at once, from before it reads or changes their cache entries until it is done
+// with them, driver calls included. Calls on other claims never wait for them, so a driver that
+// hangs holds up only the pods that use its claims. The calls in flight to drivers are listed by
+// peer_calls().
 #ifndef KDP_MANAGER_SRC_DRA_MANAGER_H_
 #define KDP_MANAGER_SRC_DRA_MANAGER_H_
 
@@ -36,8 +40,10 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "manager/src/dra/checkpoint.h"
 #include "manager/src/dra/claim_info.h"
 #include "manager/src/dra/device_health_tracker.h"
@@ -46,6 +52,7 @@
 #include "manager/src/manager_metrics.h"
 #include "manager/src/pod/pod.h"
 #include "manager/src/resourceapi/types.h"
+#include "manager/src/status/peer_calls.h"
 
 namespace kdp::manager::dra {
 
@@ -135,7 +142,11 @@ class DraManager {
 
   // The kubelet's reconcile loop body (§2 item 23): unprepares every pod referenced by a cached
   // claim that is not in `active_pod_uids`. Tries every such pod; returns OK, or the first error
-  // (each failure is also logged; the next run retries).
+  // (each failure is also logged; the next run retries). `active_pod_uids` may be read before the
+  // call without any admission lock held: a pod whose PrepareResources began after the previous
+  // ReconcileOrphans returned may have become active after it was read, and is left for the next
+  // run (a pod that really is gone is then unprepared one period later). REQUIRES: calls of
+  // ReconcileOrphans do not overlap (one reconcile loop).
   [[nodiscard]] absl::Status ReconcileOrphans(const std::set<std::string>& active_pod_uids);
 
   // Copies of every cached claim, in key order ("<namespace>/<name>"), for status display.
@@ -144,6 +155,9 @@ class DraManager {
   std::map<std::string, int64_t> ClaimsInUse() const;
 
   const std::string& checkpoint_path() const { return cache_->checkpoint_path(); }
+
+  // The NodePrepareResources and NodeUnprepareResources calls in flight.
+  const PeerCallTracker& peer_calls() const { return peer_calls_; }
 
   // The handler for the drivers' health streams (DraPluginManager::SetHealthStreamHandler).
   // Valid as long as the manager.
@@ -178,13 +192,26 @@ class DraManager {
              std::unique_ptr<DeviceHealthTracker> health)
       : options_(std::move(options)), cache_(std::move(cache)), health_(std::move(health)) {}
 
+  // Holds the claim locks of a set of claims (ClaimInfoKey) from construction to destruction.
+  class ClaimLocks;
+
   absl::Status Prepare(const Pod& pod);
-  absl::Status Unprepare(const std::string& pod_uid, const std::vector<ClaimRef>& claims);
+  // `pod_label`: "<namespace>/<name>" when known, else the UID, for peer_calls().
+  absl::Status Unprepare(const std::string& pod_uid, const std::string& pod_label,
+                         const std::vector<ClaimRef>& claims);
   std::vector<ClaimRef> CachedClaimsOf(const std::string& pod_uid) const;
+  PeerCallTracker::Scope TrackCall(const DraPlugin& plugin, const char* method,
+                                   const std::string& pod_label);
 
   const DraManagerOptions options_;
   const std::unique_ptr<ClaimInfoCache> cache_;
   const std::unique_ptr<DeviceHealthTracker> health_;
+  PeerCallTracker peer_calls_;
+  absl::Mutex claims_mu_;
+  // Claims (ClaimInfoKey) a prepare or an unprepare is working on.
+  std::set<std::string> busy_claims_ ABSL_GUARDED_BY(claims_mu_);
+  // Pods whose PrepareResources began since the last ReconcileOrphans returned.
+  std::set<std::string> prepared_since_reconcile_ ABSL_GUARDED_BY(claims_mu_);
 };
 
 }  // namespace kdp::manager::dra

@@ -8,9 +8,10 @@
 // NodePrepareResources / NodeUnprepareResources and the containers' CDI device IDs. Claims live in
 // the local resource API's ObjectStore, where drivers read them.
 //
-// Thread-safety: thread-safe; PodManager serializes admissions and deletions, and a claim updated
-// through the REST API meanwhile is re-read and the status write retried (resourceVersion
-// preconditions).
+// Thread-safety: thread-safe. PodManager runs Reserve one pod at a time (it reads what every other
+// claim holds, then writes one); Release may run concurrently with other releases and with
+// Reserve, and a claim updated meanwhile (or through the REST API) is re-read and the status write
+// retried (resourceVersion preconditions).
 #ifndef KDP_MANAGER_SRC_RESOURCECLAIM_POD_CLAIM_CONTROLLER_H_
 #define KDP_MANAGER_SRC_RESOURCECLAIM_POD_CLAIM_CONTROLLER_H_
 

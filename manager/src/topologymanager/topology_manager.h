@@ -9,8 +9,9 @@
 //   - scope "pod": one merge for the whole pod (GetPodTopologyHints), the same affinity for every
 //     container.
 //
-// Thread-compatible: Admit() must not run concurrently with itself (PodManager serialises
-// admissions, as the kubelet does); providers must be safe to call from the admitting thread.
+// Thread-safety: Admit() keeps no state of its own, so admissions of pods that share no resource
+// run it concurrently (PodManager serialises those that share one: their hints come from the same
+// free devices); providers must be safe to call from any admitting thread.
 #ifndef KDP_MANAGER_SRC_TOPOLOGYMANAGER_TOPOLOGY_MANAGER_H_
 #define KDP_MANAGER_SRC_TOPOLOGYMANAGER_TOPOLOGY_MANAGER_H_
 

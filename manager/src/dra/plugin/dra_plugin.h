@@ -41,6 +41,8 @@ class DraPluginClient final : public DraPlugin {
 
   const std::string& driver_name() const override { return driver_name_; }
   const std::string& endpoint() const { return endpoint_; }
+  absl::Duration call_timeout() const override { return call_timeout_; }
+  std::string socket() const override { return endpoint_; }
   const std::string& service() const { return service_; }
   absl::Time registered_at() const { return registered_at_; }
   // The instance's channel; its health stream (health_stream.h) uses the same connection.

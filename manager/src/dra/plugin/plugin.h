@@ -12,6 +12,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "dra/v1/api.pb.h"
 
 namespace kdp::manager::dra {
@@ -26,6 +27,10 @@ class DraPlugin {
  public:
   virtual ~DraPlugin() = default;
   virtual const std::string& driver_name() const = 0;
+  // The deadline every call gets, and the socket it goes to (empty: unknown), for the list of
+  // calls in flight (DraManager::peer_calls()).
+  virtual absl::Duration call_timeout() const { return absl::Seconds(kDefaultCallTimeoutSeconds); }
+  virtual std::string socket() const { return {}; }
   // The RPC's error as a status (a deadline gives DEADLINE_EXCEEDED, the message the gRPC error's
   // text, e.g. "rpc error: code = DeadlineExceeded desc = context deadline exceeded" style is up
   // to the caller), else the response as the driver sent it.

@@ -7,8 +7,13 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <string>
+#include <thread>
 
+#include "absl/cleanup/cleanup.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/temp_dir.h"
@@ -875,6 +880,7 @@ TEST_F(DraManagerTest, ReconcileOrphansUnpreparesInactivePodsOnly) {
 
 TEST_F(DraManagerTest, ReconcileOrphansReportsAFailureAndRetriesNextTime) {
   PrepareStandard();
+  ASSERT_TRUE(manager_->ReconcileOrphans({kPodUid}).ok());  // a run while the pod ran
   plugin_->OnUnprepare([](const drapb::NodeUnprepareResourcesRequest&) {
     return absl::StatusOr<drapb::NodeUnprepareResourcesResponse>(
         absl::UnavailableError("driver restarting"));
@@ -886,6 +892,92 @@ TEST_F(DraManagerTest, ReconcileOrphansReportsAFailureAndRetriesNextTime) {
   plugin_->OnUnprepare(nullptr);
   EXPECT_TRUE(manager_->ReconcileOrphans({}).ok());
   EXPECT_FALSE(manager_->PodMightNeedToUnprepareResources(kPodUid));
+}
+
+// ---- Locking: claims, not the manager, are serialised
+// ------------------------------------------------------------------------------------------
+
+// The active pods the reconcile loop passes are read without any admission lock: a pod whose
+// PrepareResources began after they were read (so after the previous run returned) is not
+// among them, and its claims must not be taken for orphans. It is unprepared one run later if
+// it really is gone.
+TEST_F(DraManagerTest, ReconcileOrphansLeavesPodsThatBeganPreparingSinceTheLastRun) {
+  ASSERT_TRUE(manager_->ReconcileOrphans({}).ok());
+  const std::set<std::string> active_read_before_admission = {};
+  PrepareStandard();  // admitted after the loop read the active pods
+  ASSERT_TRUE(manager_->ReconcileOrphans(active_read_before_admission).ok());
+  EXPECT_EQ(plugin_->unprepare_calls(), 0);
+  EXPECT_TRUE(Cached()->IsPrepared());
+  // Next run: the pod began preparing before the previous run returned, so before this run's
+  // active pods were read; not among them, it is gone.
+  ASSERT_TRUE(manager_->ReconcileOrphans({}).ok());
+  EXPECT_EQ(plugin_->unprepare_calls(), 1);
+  EXPECT_THAT(manager_->Claims(), IsEmpty());
+}
+
+// A driver hanging in NodeUnprepareResources for one claim holds up neither a prepare nor an
+// unprepare of another claim; a prepare of the same claim waits for it (it would otherwise find
+// the claim prepared, skip the driver, and run on a claim the driver is unpreparing).
+TEST_F(DraManagerTest, HungUnprepareHoldsUpOnlyItsOwnClaims) {
+  PrepareStandard();
+  absl::Notification in_unprepare, release;
+  auto release_once = [&] {
+    if (!release.HasBeenNotified()) release.Notify();
+  };
+  plugin_->OnUnprepare([&](const drapb::NodeUnprepareResourcesRequest& request) {
+    drapb::NodeUnprepareResourcesResponse response;
+    if (request.claims(0).name() == kClaimName) {
+      in_unprepare.Notify();
+      release.WaitForNotificationWithTimeout(absl::Seconds(60));
+    }
+    for (const drapb::Claim& claim : request.claims()) (*response.mutable_claims())[claim.uid()];
+    return absl::StatusOr<drapb::NodeUnprepareResourcesResponse>(response);
+  });
+  std::thread hung([&] { EXPECT_TRUE(manager_->UnprepareResources(TestPod()).ok()); });
+  absl::Cleanup join = [&] {
+    release_once();
+    hung.join();
+  };
+  ASSERT_TRUE(in_unprepare.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  std::vector<PeerCall> calls = manager_->peer_calls().InFlight();
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0].kind, PeerKind::kDraDriver);
+  EXPECT_EQ(calls[0].peer, kDriver);
+  EXPECT_EQ(calls[0].method, "NodeUnprepareResources");
+  EXPECT_EQ(calls[0].pod, absl::StrCat(kNamespace, "/", kPodName));
+  EXPECT_EQ(calls[0].timeout, absl::Seconds(kDefaultCallTimeoutSeconds));
+
+  // Another claim of the same driver: prepared and unprepared while the first call hangs.
+  claims_.Put(Claim("other-claim", "other-uid", {kDriver}, "other-pod"));
+  const Pod other = TestPod("other-pod", {{"c", "other-claim"}});
+  absl::Notification other_done;
+  std::thread other_thread([&] {
+    EXPECT_TRUE(manager_->PrepareResources(other).ok());
+    EXPECT_TRUE(manager_->UnprepareResources(other).ok());
+    other_done.Notify();
+  });
+  EXPECT_TRUE(other_done.WaitForNotificationWithTimeout(absl::Seconds(5)))
+      << "a call on another claim waited for the hung one";
+  if (!other_done.HasBeenNotified()) release_once();
+  other_thread.join();
+
+  // The same claim, for another pod: waits until the unprepare is done, then prepares it anew.
+  resourceapi::ResourceClaim shared = Claim(kClaimName, kClaimUid, {kDriver}, "pod-2");
+  claims_.Put(shared);
+  absl::Notification same_done;
+  std::thread same([&] {
+    EXPECT_TRUE(manager_->PrepareResources(TestPod("pod-2")).ok());
+    same_done.Notify();
+  });
+  EXPECT_FALSE(same_done.WaitForNotificationWithTimeout(absl::Milliseconds(200)))
+      << "a prepare of the claim being unprepared did not wait for it";
+  const int prepares_before = plugin_->prepare_calls();
+  release_once();
+  EXPECT_TRUE(same_done.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  same.join();
+  EXPECT_EQ(plugin_->prepare_calls(), prepares_before + 1) << "the driver prepared it again";
+  EXPECT_EQ(Cached()->state().pod_uids, std::set<std::string>{"pod-2"});
+  EXPECT_TRUE(Cached()->IsPrepared());
 }
 
 // ---- Device health (allocatedResourcesStatus)
