@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -60,6 +61,36 @@ absl::StatusOr<ContainerAllocation> DevicePlugin::DefaultAllocate(
     for (const auto& [name, value] : device.envs) allocation.envs.emplace(name, value);
   }
   return allocation;
+}
+
+AllocateRequest DevicePlugin::InInventoryOrder(const AllocateRequest& request) const {
+  std::set<std::string> requested(request.device_ids.begin(), request.device_ids.end());
+  AllocateRequest in_order;
+  for (const Device& device : state_->Snapshot()->devices) {
+    if (requested.erase(device.id) != 0) in_order.device_ids.push_back(device.id);
+  }
+  in_order.device_ids.insert(in_order.device_ids.end(), requested.begin(), requested.end());
+  return in_order;
+}
+
+std::vector<std::string> ReplicaIds(const std::string& id, int replicas) {
+  if (replicas == 1) return {id};
+  std::vector<std::string> ids;
+  for (int k = 0; k < replicas; ++k) ids.push_back(absl::StrCat(id, "::", k));
+  return ids;
+}
+
+std::string PhysicalId(std::string_view id) { return std::string(id.substr(0, id.find("::"))); }
+
+std::vector<std::string> PhysicalIds(absl::Span<const std::string> ids) {
+  std::vector<std::string> physical;
+  for (const std::string& id : ids) {
+    std::string device = PhysicalId(id);
+    if (std::find(physical.begin(), physical.end(), device) == physical.end()) {
+      physical.push_back(std::move(device));
+    }
+  }
+  return physical;
 }
 
 }  // namespace kdp

@@ -74,7 +74,9 @@ DiscoveryRecord DeviceState::discovery() const {
 
 void DeviceState::PublishLocked(std::vector<Device> devices) {
   for (size_t i = 0; i < devices.size(); ++i) {
+    // The device's own override wins; then its physical device's (a replica's GPU).
     auto it = overrides_.find(devices[i].id);
+    if (it == overrides_.end()) it = overrides_.find(PhysicalId(devices[i].id));
     devices[i].health = it != overrides_.end() ? it->second : discovered_health_[i];
   }
   // Full-snapshot semantics make a repeat harmless, but an unchanged list is not worth a message

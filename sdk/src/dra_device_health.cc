@@ -126,4 +126,17 @@ void DeviceHealthTable::SignalLocked() {
   for (DeviceHealthSubscriber* subscriber : subscribers_) subscriber->OnHealthChanged();
 }
 
+absl::Status SetUnhealthyDevices(DeviceHealthTable& table, const std::set<std::string>& unhealthy,
+                                 const std::string& message) {
+  absl::Status first = absl::OkStatus();
+  for (const DeviceHealthEntry& entry : table.Snapshot()) {
+    const bool listed = unhealthy.contains(entry.device);
+    absl::Status set = table.Set(
+        entry.device, listed ? DeviceHealthStatus::kUnhealthy : DeviceHealthStatus::kHealthy,
+        listed ? message : "");
+    if (first.ok()) first = set;
+  }
+  return first;
+}
+
 }  // namespace kdp::internal

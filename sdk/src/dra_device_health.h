@@ -92,6 +92,12 @@ class DeviceHealthTable {
 // which proto3 requires of every string field.
 bool IsValidUtf8(std::string_view text);
 
+// DraDriver::SetUnhealthyDevices() on `table`: every listed device Unhealthy with `message` when
+// `unhealthy` names it, else Healthy; the first error of Set(), the other devices still set.
+[[nodiscard]] absl::Status SetUnhealthyDevices(DeviceHealthTable& table,
+                                               const std::set<std::string>& unhealthy,
+                                               const std::string& message);
+
 }  // namespace kdp::internal
 
 #endif  // KDP_SDK_SRC_DRA_DEVICE_HEALTH_H_

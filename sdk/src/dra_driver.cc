@@ -34,4 +34,13 @@ absl::Status DraDriver::SetDeviceHealth(std::string_view device, DeviceHealthSta
   return link_->health()->Set(device, health, std::move(message));
 }
 
+absl::Status DraDriver::SetUnhealthyDevices(const std::set<std::string>& unhealthy,
+                                            const std::string& message) {
+  return internal::SetUnhealthyDevices(*link_->health(), unhealthy, message);
+}
+
+std::map<std::string, std::vector<PreparedDevice>> DraDriver::PreparedClaims() const {
+  return link_->prepared_claims();
+}
+
 }  // namespace kdp

@@ -1,20 +1,24 @@
 // DraDriverLink is what a kdp::DraDriver holds of the SDK: the device health table, which lives
 // as long as the driver (SetDeviceHealth() works before, during and after a runner), and the
 // ResourceSlice publisher of the runner serving the driver, attached at Start() and detached at
-// Stop() (PublishDevices() hands new device lists to it). Private to the SDK.
+// Stop() (PublishDevices() hands new device lists to it), and the prepared claims the runner's
+// checkpoint records (PreparedClaims()). Private to the SDK.
 //
 // Thread-safety: thread-safe.
 #ifndef KDP_SDK_SRC_DRA_DRIVER_LINK_H_
 #define KDP_SDK_SRC_DRA_DRIVER_LINK_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "kdp/dra_driver.h"
 #include "sdk/src/dra_device_health.h"
 #include "sdk/src/dra_slice_publisher.h"
 
@@ -60,11 +64,24 @@ class DraDriverLink {
     return devices_;
   }
 
+  // The completed claims of the runner's checkpoint (DraDriver::PreparedClaims()), replaced each
+  // time the runner has read or written it.
+  using PreparedDevices = std::map<std::string, std::vector<PreparedDevice>>;
+  void SetPreparedClaims(PreparedDevices claims) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    prepared_ = std::move(claims);
+  }
+  PreparedDevices prepared_claims() const ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    return prepared_;
+  }
+
  private:
   const std::shared_ptr<DeviceHealthTable> health_;
   mutable absl::Mutex mu_;
   std::shared_ptr<ResourceSlicePublisher> publisher_ ABSL_GUARDED_BY(mu_);
   DevicesRecord devices_ ABSL_GUARDED_BY(mu_);
+  PreparedDevices prepared_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace kdp::internal

@@ -17,6 +17,7 @@
 #include "common/resource_name.h"
 #include "common/status_macros.h"
 #include "sdk/src/dra_claim_json.h"
+#include "sdk/src/dra_driver_link.h"
 #include "sdk/src/metrics_endpoint.h"
 
 namespace kdp::internal {
@@ -104,10 +105,14 @@ absl::Status DraNodeServer::CheckCheckpoint() const {
 }
 
 void DraNodeServer::CountPrepared(const PreparedClaims& records) const {
-  if (metrics_.prepared_claims == nullptr) return;
-  int completed = 0;
-  for (const auto& [uid, record] : records) completed += record.completed ? 1 : 0;
-  metrics_.prepared_claims->Set(completed);
+  DraDriverLink::PreparedDevices completed;
+  for (const auto& [uid, record] : records) {
+    if (record.completed) completed[uid] = record.devices;
+  }
+  if (metrics_.prepared_claims != nullptr) {
+    metrics_.prepared_claims->Set(static_cast<double>(completed.size()));
+  }
+  driver_->link_->SetPreparedClaims(std::move(completed));
 }
 
 void DraNodeServer::Observe(const char* method, absl::Time start, const absl::Status& status,

@@ -402,4 +402,29 @@ absl::StatusOr<std::vector<std::string>> DeviceGraph::ChooseWith(const Preferred
   return result;
 }
 
+void GraphAllocator::SetDeviceGraph(DeviceGraph graph) {
+  absl::MutexLock lock(&mu_);
+  graph_ = std::move(graph);
+}
+
+absl::Status GraphAllocator::SetDeviceGraph(std::vector<AllocatableDevice> devices,
+                                            const Topology& topology) {
+  absl::StatusOr<DeviceGraph> graph = DeviceGraph::Build(std::move(devices), topology);
+  if (graph.ok()) SetDeviceGraph(*std::move(graph));
+  return graph.status();
+}
+
+absl::StatusOr<std::vector<std::string>> GraphAllocator::PreferredAllocation(
+    const PreferredRequest& request) {
+  std::optional<DeviceGraph> graph;
+  {
+    absl::MutexLock lock(&mu_);  // A copy shares the graph's data: Choose() runs unlocked.
+    graph = graph_;
+  }
+  if (!graph.has_value()) {
+    return absl::FailedPreconditionError("no inventory yet: Discover() has not run");
+  }
+  return graph->Choose(request, policy_);
+}
+
 }  // namespace kdp

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -24,9 +25,27 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "sdk/src/hwloc_plugins.h"
 #include "sdk/src/pci_locality.h"
 
 namespace kdp {
+
+namespace internal {
+
+void ConfigureHwlocPlugins() {
+  // hwloc dlopen()s every plugin it ships when the first topology of the process is initialised:
+  // libxml2 with ICU, OpenCL and X11, several milliseconds of start-up and those libraries' pages,
+  // for OS devices the SDK never reads and an XML parser its builtin one replaces. hwloc_pci stays:
+  // on a live host the PCI devices come from it. A user's own setting wins (overwrite = 0). Once:
+  // setenv() races with getenv() in other threads, so the runners' main helpers call this before
+  // any thread exists, and a later call changes nothing.
+  static std::once_flag once;
+  std::call_once(once, [] {
+    setenv("HWLOC_PLUGINS_BLACKLIST", "hwloc_gl,hwloc_opencl,hwloc_xml_libxml", /*overwrite=*/0);
+  });
+}
+
+}  // namespace internal
 
 // ---------------------------------------------------------------------------------------------
 // PciAddress
@@ -247,6 +266,7 @@ std::string ErrnoText(int error) { return error == 0 ? "unknown error" : std::st
 // hangs from a package without memory: a plugin pinned to node 0 would report node 1's GPU on
 // node 0 (or nowhere) and lose the NUMALatency matrix.
 absl::StatusOr<HwlocTopologyPtr> NewHwlocTopology() {
+  internal::ConfigureHwlocPlugins();
   hwloc_topology_t raw = nullptr;
   if (hwloc_topology_init(&raw) != 0) {
     return absl::InternalError(absl::StrCat("hwloc_topology_init failed: ", ErrnoText(errno)));
@@ -622,6 +642,10 @@ absl::StatusOr<std::unique_ptr<Topology>> Topology::FromXmlFile(const std::strin
 
 absl::StatusOr<std::unique_ptr<Topology>> Topology::FromXmlBuffer(std::string_view xml) {
   return LoadXml(xml, "buffer");
+}
+
+absl::StatusOr<std::unique_ptr<Topology>> Topology::Load(const std::string& xml_path) {
+  return xml_path.empty() ? FromHost() : FromXmlFile(xml_path);
 }
 
 }  // namespace kdp

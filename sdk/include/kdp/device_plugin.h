@@ -93,6 +93,17 @@ struct PreferredRequest {
   int size = 0;
 };
 
+// Time-slicing replicas, in NVIDIA's naming: the IDs device `id` is advertised under when shared
+// `replicas` ways: `id` itself for 1, else "<id>::0" .. "<id>::<replicas - 1>"; none below 1.
+[[nodiscard]] std::vector<std::string> ReplicaIds(const std::string& id, int replicas);
+
+// The device a replica ID names: "gpu3::1" -> "gpu3"; any other ID unchanged.
+[[nodiscard]] std::string PhysicalId(std::string_view id);
+// PhysicalId() of each of `ids`, duplicates dropped, in the order of their first replica.
+[[nodiscard]] std::vector<std::string> PhysicalIds(absl::Span<const std::string> ids);
+
+class HealthFileWatcher;
+
 namespace internal {
 class DeviceState;
 class RunnerImpl;
@@ -122,8 +133,10 @@ class DevicePlugin {
   virtual absl::StatusOr<ContainerAllocation> Allocate(const AllocateRequest& request);
 
   // Overrides the health of the devices `ids` until the next SetHealth() for them (also across
-  // Refresh()). Unknown IDs are remembered and apply once Discover() reports them. Every change
-  // reaches each open ListAndWatch stream as a new full snapshot.
+  // Refresh()). Unknown IDs are remembered and apply once Discover() reports them. A physical ID
+  // ("gpu3") applies to its replicas ("gpu3::0", ...; see ReplicaIds()) too, unless a replica has
+  // an override of its own. Every change reaches each open ListAndWatch stream as a new full
+  // snapshot.
   void SetHealth(absl::Span<const std::string> ids, Health health);
   void SetHealth(const std::string& id, Health health);
 
@@ -139,8 +152,14 @@ class DevicePlugin {
   // order without duplicates, envs first-wins. NOT_FOUND names an ID that is not in the inventory.
   absl::StatusOr<ContainerAllocation> DefaultAllocate(const AllocateRequest& request) const;
 
+  // `request` with its IDs in inventory (Discover()) order, duplicates dropped, IDs not in the
+  // inventory last (sorted): the kubelet sends IDs in no particular order, and answering in
+  // inventory order gives one set of devices one answer.
+  [[nodiscard]] AllocateRequest InInventoryOrder(const AllocateRequest& request) const;
+
  private:
   friend class internal::RunnerImpl;
+  friend class HealthFileWatcher;
 
   const std::string resource_name_;
   const std::shared_ptr<internal::DeviceState> state_;

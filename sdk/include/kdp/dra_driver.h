@@ -9,16 +9,19 @@
 // Not provided (vendor work, as with the Go helper): CDI specs, device-in-use checks, detecting
 // the health of a device.
 //
+// The runner, its options and a driver's main() helper are in kdp/dra_runner.h.
+//
 // Thread-safety: Prepare() and Unprepare() are never called concurrently with each other (the
-// runner serializes them); Devices() may run concurrently with them. PublishDevices() and
-// SetDeviceHealth() may be called from any thread, including from inside an override. DraRunner is
-// thread-safe; Stop() may be called more than once, concurrently, or without Start().
+// runner serializes them); Devices() may run concurrently with them. PublishDevices(),
+// SetDeviceHealth() and PreparedClaims() may be called from any thread, including from inside an
+// override.
 #ifndef KDP_DRA_DRIVER_H_
 #define KDP_DRA_DRIVER_H_
 
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -26,7 +29,6 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/time/time.h"
 
 namespace kdp {
 
@@ -110,8 +112,11 @@ struct DraDevice {
 // driver stops reporting it.
 enum class DeviceHealthStatus { kUnknown, kHealthy, kUnhealthy };
 
+class HealthFileWatcher;
+
 namespace internal {
 class DraDriverLink;
+class DraNodeServer;
 class DraRunnerImpl;
 }  // namespace internal
 
@@ -162,105 +167,32 @@ class DraDriver {
   [[nodiscard]] absl::Status SetDeviceHealth(std::string_view device, DeviceHealthStatus health,
                                              std::string message = "");
 
+  // Reports every device of the last list Unhealthy with `message` when `unhealthy` names it, else
+  // Healthy without a message; names of no listed device are ignored. Errors as SetDeviceHealth()
+  // (the first one; the other devices are still set).
+  [[nodiscard]] absl::Status SetUnhealthyDevices(const std::set<std::string>& unhealthy,
+                                                 const std::string& message);
+
+  // The claims the SDK's checkpoint records as prepared by this driver, by UID, with the devices
+  // Prepare() returned: read at the runner's Start() (so a restarted driver knows them), updated
+  // when each NodePrepareResources or NodeUnprepareResources call has been recorded. A claim
+  // whose Prepare() has not succeeded is not listed; inside Prepare(), the claims of that call are
+  // not listed yet. Empty until a runner serving the driver has read its checkpoint. For
+  // device-in-use checks.
+  [[nodiscard]] std::map<std::string, std::vector<PreparedDevice>> PreparedClaims() const;
+
  private:
   friend class internal::DraRunnerImpl;
+  friend class internal::DraNodeServer;
+  friend class HealthFileWatcher;
 
   const std::string driver_name_;
   const std::shared_ptr<internal::DraDriverLink> link_;
 };
 
-struct DraRunnerOptions {
-  // The kubelet's root directory: sockets in <root>/plugins/<driver>/ and <root>/plugins_registry/.
-  std::string kubelet_root = "/var/lib/kubelet";
-  // The node this driver runs on (slices' nodeName and pool name); empty: $NODE_NAME.
-  std::string node_name = {};
-  // Kubeconfig file; empty: $KUBECONFIG, then the in-cluster service account.
-  std::string kubeconfig = {};
-  // Timeout of each API server request.
-  absl::Duration api_timeout = absl::Seconds(10);
-  // Registration socket file name in plugins_registry; empty: "<driver>-reg.sock", or
-  // "<driver>-<instance_suffix>-reg.sock". Exclusive with instance_suffix.
-  std::string registration_socket_name = {};
-  // Rolling update (kubelet ≥ 1.33): e.g. the pod UID, giving per-instance socket names
-  // ("<driver>-<suffix>-reg.sock", "dra-<suffix>.sock") and a file lock (serialize.lock in the
-  // plugin directory) so that two instances serialize too. Letters, digits, '.', '_', '-'; ≤ 64.
-  std::string instance_suffix = {};
-  // Checkpoint of prepared claims; empty: <kubelet_root>/plugins/<driver>/prepared-claims.json
-  // (not checkpoint.json, the name Go drivers such as dra-example-driver use in that directory).
-  std::string checkpoint_path = {};
-  // Publish ResourceSlices (needs get on nodes and write access to resourceslices).
-  bool publish_resource_slices = true;
-  // First and longest wait between failed publication attempts (doubling in between).
-  absl::Duration publish_initial_backoff = absl::Milliseconds(500);
-  absl::Duration publish_max_backoff = absl::Seconds(30);
-  // How long Stop() lets open calls finish before cancelling them.
-  absl::Duration shutdown_grace = absl::Seconds(2);
-  // Serve the DRAResourceHealth streams (v1 and v1alpha1) and advertise them at registration.
-  bool serve_device_health = true;
-  // Sent as each device's health_check_timeout_seconds (at least 1 s; rounded down to whole
-  // seconds): the kubelet reads a device as Unknown when no report came for that long. The SDK
-  // re-sends the full list every third of it (of 30 s at most: kubelets before 1.35 ignore the
-  // field and use 30 s), so devices never go stale while the driver runs.
-  absl::Duration health_check_timeout = absl::Seconds(30);
-  // Serves http://<metrics_address>/metrics (Prometheus text format, kdp_dra_driver_*) and
-  // /healthz and /readyz, which fail while the kubelet has not reported the driver registered,
-  // or the last Devices() or ResourceSlice publication failed; /livez leaves out the publication
-  // (an API server away is not cured by a restart): "host:port", "[ipv6]:port", port 0 for any
-  // free port (see metrics_port()); empty: nothing is served. Bind a loopback address unless
-  // the metrics must be scraped from another host.
-  std::string metrics_address = {};
-  // Whether Start() fails when metrics_address cannot be bound (the port is taken). False: Start()
-  // logs a warning and the driver runs without metrics, for a default address that another
-  // process may hold. A malformed address is always an error (Create()).
-  bool metrics_required = true;
-};
-
-class DraRunner {
- public:
-  // Validates the options and the driver name (INVALID_ARGUMENT naming the rule broken) and builds
-  // the API client (its configuration error). Does not start anything.
-  static absl::StatusOr<std::unique_ptr<DraRunner>> Create(DraRunnerOptions options,
-                                                           std::unique_ptr<DraDriver> driver);
-  ~DraRunner();  // Stops.
-
-  DraRunner(const DraRunner&) = delete;
-  DraRunner& operator=(const DraRunner&) = delete;
-
-  // Serves the metrics address (if any; UNAVAILABLE naming it when it cannot be bound and
-  // metrics_required), reads the checkpoint (DATA_LOSS when corrupt), calls Devices() (its error;
-  // INVALID_ARGUMENT for an invalid device), serves the DRA and health services on the DRA
-  // socket, then the registration socket (INTERNAL or FAILED_PRECONDITION naming the path), and
-  // starts publishing. FAILED_PRECONDITION when called twice.
-  [[nodiscard]] absl::Status Start();
-
-  // Stops serving registration, ends the health streams (UNAVAILABLE), stops the DRA service,
-  // removes both sockets and stops publishing (slices stay; the kubelet deletes them when the
-  // driver deregisters). Idempotent.
-  void Stop();
-
-  // True after the kubelet reported plugin_registered=true, until it reports a failure.
-  bool registered() const;
-  // Blocks until registered() or `timeout` passes; returns registered().
-  bool WaitForRegistration(absl::Duration timeout) const;
-
-  // The TCP port serving the metrics (the kernel's choice when metrics_address has port 0);
-  // 0 before Start(), after Stop(), and when no metrics are served.
-  int metrics_port() const;
-
-  // The driver, valid while the runner lives.
-  DraDriver& driver() const;
-
- private:
-  friend class internal::DraRunnerImpl;
-  explicit DraRunner(std::unique_ptr<internal::DraRunnerImpl> impl);
-  std::unique_ptr<internal::DraRunnerImpl> impl_;
-};
-
-// For a driver's main(): blocks SIGTERM and SIGINT, creates and starts a runner, waits for one of
-// them, stops and returns the exit status (0 after a clean stop, 1 when it failed to start, with
-// the reason logged).
-int RunDraDriverUntilSignal(DraRunnerOptions options, std::unique_ptr<DraDriver> driver);
-
 }  // namespace kdp
+
+// Code written before the runner moved to its own header (kdp/dra_runner.h) still finds it here.
+#include "kdp/dra_runner.h"  // IWYU pragma: export
 
 #endif  // KDP_DRA_DRIVER_H_

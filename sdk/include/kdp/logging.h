@@ -1,7 +1,7 @@
 // How the SDK logs: one line per event on stderr, either klog-like text or one JSON object per
-// line, with stable keys (resourceName, driver, endpoint, ...). A plugin's main() calls
-// SetLogOptions() once with its flags, before starting a runner; the same flags as kdp-manager's
-// are --log-level, --log-format and -v (see examples/gpu-plugin/main.cc).
+// line, with stable keys (resourceName, driver, endpoint, ...). kdp::RunPlugins() and
+// kdp::RunDraDriver() apply the flags every kdp binary shares (--log-level, --log-format, -v); a
+// main() that parses its own flags calls SetLogOptions() once, before starting a runner.
 //
 // Thread-safety: SetLogOptions() is thread-safe, but lines logged while it runs may still use the
 // old settings.

@@ -6,7 +6,8 @@
 // to it: this runner stops registering instead of fighting over the path. (gRPC unlinks the path
 // when this runner's server finally stops, so that instance then serves again once, by itself;
 // RunnerOptions::socket_suffix avoids sharing a path at all.)
-// RunPluginsUntilSignal() wraps it for a plugin's main(). With RunnerOptions::metrics_address set,
+// RunPlugins() is a plugin's whole main() (flags, signals, runner); RunPluginsUntilSignal() the
+// same for a main() that parses its own flags. With RunnerOptions::metrics_address set,
 // it also serves Prometheus metrics (kdp_device_plugin_*) at /metrics and a health check at
 // /healthz (also /readyz and /livez), which fails while a plugin is not registered with the
 // running kubelet or its last Discover() (at start, on Refresh()) failed: what a DaemonSet's
@@ -17,6 +18,7 @@
 #ifndef KDP_PLUGIN_RUNNER_H_
 #define KDP_PLUGIN_RUNNER_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +27,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "kdp/device_plugin.h"
+#include "kdp/flags.h"
 
 namespace kdp {
 
@@ -103,8 +106,34 @@ class PluginRunner {
 // For a plugin's main(): blocks SIGTERM and SIGINT, starts a runner, waits for one of them, stops
 // and returns the process exit status (0 after a clean stop, 1 when the runner failed to start,
 // with the reason logged).
-int RunPluginsUntilSignal(RunnerOptions options,
-                          std::vector<std::unique_ptr<DevicePlugin>> plugins);
+[[nodiscard]] int RunPluginsUntilSignal(RunnerOptions options,
+                                        std::vector<std::unique_ptr<DevicePlugin>> plugins);
+
+// What RunPlugins() needs of the vendor. Set exactly one of `plugin` and `plugins`.
+struct PluginMain {
+  // The program's name: --version prints "<name> <version>"; logs name it.
+  std::string name = {};
+  // The first paragraph of --help: what the plugin advertises.
+  std::string description = {};
+  // --metrics-address's default; empty: no metrics unless the flag is given.
+  std::string metrics_address = {};
+  // Adds the vendor's own flags; may be null.
+  std::function<void(Flags&)> add_flags = nullptr;
+  // Builds the plugin once the flags are parsed (the vendor's flag variables hold their values)
+  // and SIGTERM/SIGINT are blocked (threads it starts inherit the mask). Its error ends the
+  // program with status 1, logged.
+  std::function<absl::StatusOr<std::unique_ptr<DevicePlugin>>()> plugin = nullptr;
+  // The same for a program serving several resources.
+  std::function<absl::StatusOr<std::vector<std::unique_ptr<DevicePlugin>>>()> plugins = nullptr;
+};
+
+// A plugin's main(): `return kdp::RunPlugins(argc, argv, {...});`. Parses the flags the SDK owns
+// (--kubelet-root, --socket-suffix, --health-file (kdp::HealthFileWatcher), --metrics-address,
+// --log-level, --log-format, -v, --help, --version) and the vendor's, blocks SIGTERM and SIGINT,
+// runs the factory, watches the health file, then serves as RunPluginsUntilSignal(). Returns the
+// process exit status: 0 after --help, --version or a clean stop; 1 when the factory, the health
+// file or the runner fails (logged); 2 for bad usage (printed, naming the flag).
+[[nodiscard]] int RunPlugins(int argc, char** argv, PluginMain main);
 
 }  // namespace kdp
 

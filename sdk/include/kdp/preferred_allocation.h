@@ -6,7 +6,8 @@
 // answer). Small candidate sets are searched exhaustively, larger ones by a bounded heuristic.
 //
 // Thread-safety: a DeviceGraph is immutable after Build(), so any number of threads may call
-// Choose() concurrently. Build a new graph when the inventory changes.
+// Choose() concurrently. Build a new graph when the inventory changes. GraphAllocator, which
+// answers from the latest graph, is thread-safe.
 #ifndef KDP_PREFERRED_ALLOCATION_H_
 #define KDP_PREFERRED_ALLOCATION_H_
 
@@ -18,7 +19,9 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "kdp/device_plugin.h"
 #include "kdp/topology.h"
 
@@ -134,6 +137,30 @@ class DeviceGraph {
 
   explicit DeviceGraph(std::shared_ptr<const Data> data) : data_(std::move(data)) {}
   std::shared_ptr<const Data> data_;
+};
+
+// A PreferredAllocator that answers from the DeviceGraph its plugin last set (normally in every
+// Discover()), under one policy: inherit it instead of PreferredAllocator.
+class GraphAllocator : public PreferredAllocator {
+ public:
+  explicit GraphAllocator(AllocationPolicy policy = AllocationPolicy::kLinkBestFit)
+      : policy_(policy) {}
+
+  // Replaces the graph later answers choose from. Thread-safe.
+  void SetDeviceGraph(DeviceGraph graph) ABSL_LOCKS_EXCLUDED(mu_);
+  // DeviceGraph::Build(devices, topology), then SetDeviceGraph(); Build()'s error keeps the graph.
+  [[nodiscard]] absl::Status SetDeviceGraph(std::vector<AllocatableDevice> devices,
+                                            const Topology& topology) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // DeviceGraph::Choose() under the policy, without holding a lock; FAILED_PRECONDITION before
+  // the first SetDeviceGraph().
+  absl::StatusOr<std::vector<std::string>> PreferredAllocation(
+      const PreferredRequest& request) override ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  const AllocationPolicy policy_;
+  absl::Mutex mu_;
+  std::optional<DeviceGraph> graph_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace kdp

@@ -5,11 +5,16 @@
 #include <string>
 #include <vector>
 
+#include "common/unix_socket.h"
 #include "examples/dra-driver/gpu_dra_driver.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kdp/cdi.h"
+#include "kdp/dra_runner.h"
+#include "sdk/src/dra_checkpoint.h"
+#include "sdk/src/dra_runner_impl.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/unit/sdk/dra_fake_kube_client.h"
 
 namespace kdp::example {
 namespace {
@@ -22,9 +27,9 @@ using ::testing::SizeIs;
 const std::string kTopology =
     std::string(KDP_SOURCE_DIR) + "/examples/gpu-plugin/topologies/dual-socket-8gpu.xml";
 
-std::unique_ptr<GpuDraDriver> MakeDriver(const std::string& cdi_root) {
-  absl::StatusOr<std::unique_ptr<GpuDraDriver>> driver = GpuDraDriver::Create(
-      {.topology_xml = kTopology, .cdi_root = cdi_root, .node_name = "node-a"});
+std::unique_ptr<CdiDraDriver> MakeDriver(const std::string& cdi_root) {
+  absl::StatusOr<std::unique_ptr<CdiDraDriver>> driver = NewGpuDraDriver(
+      {.gpus = {.topology_xml = kTopology}, .cdi_root = cdi_root, .node_name = "node-a"});
   EXPECT_TRUE(driver.ok()) << driver.status();
   return driver.ok() ? *std::move(driver) : nullptr;
 }
@@ -58,7 +63,7 @@ std::string SpecPath(const std::string& root, const std::string& uid) {
 
 TEST(GpuDraDriver, PublishesEveryGpuWithAttributesAndCapacity) {
   kdp::testing::TempDir dir;
-  std::unique_ptr<GpuDraDriver> driver = MakeDriver(dir.path() + "/cdi");
+  std::unique_ptr<CdiDraDriver> driver = MakeDriver(dir.path() + "/cdi");
   ASSERT_NE(driver, nullptr);
   absl::StatusOr<std::vector<DraDevice>> devices = driver->Devices();
   ASSERT_TRUE(devices.ok()) << devices.status();
@@ -74,14 +79,14 @@ TEST(GpuDraDriver, PublishesEveryGpuWithAttributesAndCapacity) {
   // UUIDs are distinct per GPU and stable across driver instances.
   EXPECT_NE(std::get<std::string>(first.attributes.at("uuid")),
             std::get<std::string>((*devices)[1].attributes.at("uuid")));
-  std::unique_ptr<GpuDraDriver> again = MakeDriver(dir.path() + "/cdi");
+  std::unique_ptr<CdiDraDriver> again = MakeDriver(dir.path() + "/cdi");
   EXPECT_EQ(again->Devices()->at(0).attributes, first.attributes);
 }
 
 TEST(GpuDraDriver, PrepareWritesAValidCdiSpecPerClaim) {
   kdp::testing::TempDir dir;
   const std::string root = dir.path() + "/cdi";
-  std::unique_ptr<GpuDraDriver> driver = MakeDriver(root);
+  std::unique_ptr<CdiDraDriver> driver = MakeDriver(root);
   std::map<std::string, PrepareResult> results =
       driver->Prepare({ClaimFor("uid-1", {"gpu0", "gpu1"})});
   ASSERT_TRUE(results["uid-1"].status.ok()) << results["uid-1"].status;
@@ -106,7 +111,7 @@ TEST(GpuDraDriver, PrepareWritesAValidCdiSpecPerClaim) {
 
 TEST(GpuDraDriver, RefusesAGpuPreparedForAnotherClaim) {
   kdp::testing::TempDir dir;
-  std::unique_ptr<GpuDraDriver> driver = MakeDriver(dir.path() + "/cdi");
+  std::unique_ptr<CdiDraDriver> driver = MakeDriver(dir.path() + "/cdi");
   ASSERT_TRUE(driver->Prepare({ClaimFor("uid-1", {"gpu0"})})["uid-1"].status.ok());
   PrepareResult second = driver->Prepare({ClaimFor("uid-2", {"gpu0"})})["uid-2"];
   EXPECT_EQ(second.status.code(), absl::StatusCode::kFailedPrecondition);
@@ -118,7 +123,7 @@ TEST(GpuDraDriver, RefusesAGpuPreparedForAnotherClaim) {
 TEST(GpuDraDriver, RepeatedPrepareRecreatesAVanishedSpec) {
   kdp::testing::TempDir dir;
   const std::string root = dir.path() + "/cdi";
-  std::unique_ptr<GpuDraDriver> driver = MakeDriver(root);
+  std::unique_ptr<CdiDraDriver> driver = MakeDriver(root);
   ASSERT_TRUE(driver->Prepare({ClaimFor("uid-1", {"gpu2"})})["uid-1"].status.ok());
   std::filesystem::remove(SpecPath(root, "uid-1"));  // a reboot emptied /var/run/cdi
   PrepareResult again = driver->Prepare({ClaimFor("uid-1", {"gpu2"})})["uid-1"];
@@ -129,7 +134,7 @@ TEST(GpuDraDriver, RepeatedPrepareRecreatesAVanishedSpec) {
 TEST(GpuDraDriver, UnprepareRemovesTheSpecAndFreesTheGpus) {
   kdp::testing::TempDir dir;
   const std::string root = dir.path() + "/cdi";
-  std::unique_ptr<GpuDraDriver> driver = MakeDriver(root);
+  std::unique_ptr<CdiDraDriver> driver = MakeDriver(root);
   ASSERT_TRUE(driver->Prepare({ClaimFor("uid-1", {"gpu0"})})["uid-1"].status.ok());
   std::map<std::string, absl::Status> results =
       driver->Unprepare({{.namespace_ = "default", .name = "c", .uid = "uid-1"},
@@ -141,19 +146,50 @@ TEST(GpuDraDriver, UnprepareRemovesTheSpecAndFreesTheGpus) {
   EXPECT_TRUE(driver->Prepare({ClaimFor("uid-2", {"gpu0"})})["uid-2"].status.ok());
 }
 
-TEST(GpuDraDriver, ARestartedDriverReadsWhichGpusAreInUseFromItsSpecs) {
+// The in-use check comes from the SDK's checkpoint (DraDriver::PreparedClaims()), so a restarted
+// driver keeps it: a runner started over a checkpoint that records gpu3 for uid-1 refuses uid-2.
+TEST(GpuDraDriver, ARestartedDriverReadsWhichGpusAreInUseFromTheSdkCheckpoint) {
   kdp::testing::TempDir dir;
-  const std::string root = dir.path() + "/cdi";
-  ASSERT_TRUE(MakeDriver(root)->Prepare({ClaimFor("uid-1", {"gpu3"})})["uid-1"].status.ok());
-  std::unique_ptr<GpuDraDriver> restarted = MakeDriver(root);
-  EXPECT_THAT(restarted->InUse(), ElementsAre(::testing::Pair("gpu3", "uid-1")));
-  EXPECT_FALSE(restarted->Prepare({ClaimFor("uid-2", {"gpu3"})})["uid-2"].status.ok());
+  const std::string plugin_dir = dir.Path("plugins/gpu.example.com");
+  ASSERT_TRUE(MakeDirectories(plugin_dir).ok());
+  internal::PreparedClaims recorded;
+  recorded["uid-1"] = {.ref = {.namespace_ = "default", .name = "c-uid-1", .uid = "uid-1"},
+                       .completed = true,
+                       .devices = {{.requests = {"gpus"},
+                                    .pool = "node-a",
+                                    .device = "gpu3",
+                                    .cdi_device_ids = {"gpu.example.com/gpu=uid-1-gpu3"},
+                                    .share_id = ""}}};
+  ASSERT_TRUE(internal::DraCheckpoint(plugin_dir + "/prepared-claims.json", kGpuDriverName)
+                  .Store(recorded)
+                  .ok());
+  absl::StatusOr<std::unique_ptr<DraRunner>> runner = internal::CreateDraRunnerWithClient(
+      {.kubelet_root = dir.path(), .node_name = "node-a", .publish_resource_slices = false},
+      MakeDriver(dir.path() + "/cdi"), std::make_shared<kdp::testing::FakeKubeClient>());
+  ASSERT_TRUE(runner.ok()) << runner.status();
+  auto& restarted = static_cast<CdiDraDriver&>((*runner)->driver());
+  EXPECT_THAT(restarted.PreparedClaims(), IsEmpty());  // Read at Start().
+  ASSERT_TRUE((*runner)->Start().ok());
+  EXPECT_THAT(restarted.InUse(), ElementsAre(::testing::Pair("gpu3", "uid-1")));
+  PrepareResult refused = restarted.Prepare({ClaimFor("uid-2", {"gpu3"})})["uid-2"];
+  EXPECT_EQ(refused.status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(restarted.Prepare({ClaimFor("uid-1", {"gpu3"})})["uid-1"].status.ok());
+  (*runner)->Stop();
+}
+
+TEST(GpuDraDriver, RefusesADeviceThatIsNotAGpuOfThisNode) {
+  kdp::testing::TempDir dir;
+  std::unique_ptr<CdiDraDriver> driver = MakeDriver(dir.path() + "/cdi");
+  PrepareResult result = driver->Prepare({ClaimFor("uid-1", {"gpu9"})})["uid-1"];
+  EXPECT_EQ(result.status.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(result.status.message()),
+              HasSubstr("device gpu9 is not a gpu.example.com device of this node"));
 }
 
 TEST(GpuDraDriver, AppliesTheLastConfigAndRejectsForeignOnes) {
   kdp::testing::TempDir dir;
   const std::string root = dir.path() + "/cdi";
-  std::unique_ptr<GpuDraDriver> driver = MakeDriver(root);
+  std::unique_ptr<CdiDraDriver> driver = MakeDriver(root);
   const std::string time_slicing =
       R"({"apiVersion":"gpu.example.com/v1alpha1","kind":"GpuConfig","sharing":{"strategy":"TimeSlicing"}})";
   const std::string exclusive =
@@ -183,17 +219,20 @@ TEST(GpuDraDriver, AppliesTheLastConfigAndRejectsForeignOnes) {
       HasSubstr("config from FromClaim: GpuConfig: sharing.strategy: Unsupported value: \"MPS\""));
 }
 
-TEST(ParseGpuConfig, NamesWhatIsWrong) {
-  EXPECT_EQ(*ParseGpuConfig(R"({"apiVersion":"gpu.example.com/v1alpha1","kind":"GpuConfig"})"),
+TEST(SharingStrategy, NamesWhatIsWrong) {
+  EXPECT_EQ(*ConfigString(R"({"apiVersion":"gpu.example.com/v1alpha1","kind":"GpuConfig"})",
+                          kSharingStrategy),
             "Exclusive");
   EXPECT_THAT(
-      std::string(
-          ParseGpuConfig(R"({"apiVersion":"other/v1","kind":"GpuConfig"})").status().message()),
+      std::string(ConfigString(R"({"apiVersion":"other/v1","kind":"GpuConfig"})", kSharingStrategy)
+                      .status()
+                      .message()),
       HasSubstr("apiVersion and kind must be gpu.example.com/v1alpha1 and GpuConfig"));
-  EXPECT_FALSE(ParseGpuConfig("[1]").ok());
+  EXPECT_FALSE(ConfigString("[1]", kSharingStrategy).ok());
   EXPECT_FALSE(
-      ParseGpuConfig(
-          R"({"apiVersion":"gpu.example.com/v1alpha1","kind":"GpuConfig","sharing":{"strategy":3}})")
+      ConfigString(
+          R"({"apiVersion":"gpu.example.com/v1alpha1","kind":"GpuConfig","sharing":{"strategy":3}})",
+          kSharingStrategy)
           .ok());
 }
 

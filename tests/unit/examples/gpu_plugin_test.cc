@@ -20,6 +20,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kdp/device_plugin.h"
+#include "kdp/health_file.h"
 #include "kdp/topology.h"
 #include "tests/testing/temp_dir.h"
 
@@ -36,33 +37,18 @@ std::string EightGpuFile() {
   return std::string(KDP_SOURCE_DIR) + "/examples/gpu-plugin/topologies/dual-socket-8gpu.xml";
 }
 
-std::string ReadText(const std::string& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
 void WriteText(const std::string& path, const std::string& text) {
   std::ofstream file(path, std::ios::trunc);
   file << text;
   ASSERT_TRUE(file.good()) << path;
 }
 
-std::unique_ptr<Topology> EightGpuTopology() {
-  absl::StatusOr<std::unique_ptr<Topology>> topology = Topology::FromXmlFile(EightGpuFile());
-  EXPECT_TRUE(topology.ok()) << topology.status();
-  return topology.ok() ? std::move(topology).value() : nullptr;
-}
-
 // A GpuPlugin on the 8-GPU fixture whose inventory has been published (as the runner does).
 std::unique_ptr<GpuPlugin> DiscoveredPlugin(GpuPluginOptions options = {}) {
-  options.topology_xml = EightGpuFile();
-  absl::StatusOr<std::unique_ptr<GpuPlugin>> plugin = GpuPlugin::Create(std::move(options));
-  EXPECT_TRUE(plugin.ok()) << plugin.status();
-  if (!plugin.ok()) return nullptr;
-  EXPECT_TRUE((*plugin)->Refresh().ok());
-  return std::move(plugin).value();
+  options.gpus.topology_xml = EightGpuFile();
+  auto plugin = std::make_unique<GpuPlugin>(std::move(options));
+  EXPECT_TRUE(plugin->Refresh().ok());
+  return plugin;
 }
 
 std::vector<std::string> Ids(const std::vector<Device>& devices) {
@@ -82,67 +68,6 @@ std::vector<std::string> UnhealthyIds(const std::vector<Device>& devices) {
 std::vector<std::string> AllIds(const GpuPlugin& plugin) { return Ids(plugin.Devices()); }
 
 // --- Discovery ----------------------------------------------------------------------------------
-
-TEST(FindGpus, FindsEightGpusFourPerNumaNodeInPciOrder) {
-  std::unique_ptr<Topology> topology = EightGpuTopology();
-  ASSERT_NE(topology, nullptr);
-  std::vector<Gpu> gpus = FindGpus(*topology, std::nullopt);
-  ASSERT_EQ(gpus.size(), 8u);
-  for (size_t i = 0; i < gpus.size(); ++i) {
-    EXPECT_EQ(gpus[i].id, "gpu" + std::to_string(i));
-    EXPECT_THAT(gpus[i].numa_nodes, ElementsAre(i < 4 ? 0 : 1)) << gpus[i].id;
-    if (i > 0) {
-      EXPECT_LT(gpus[i - 1].address, gpus[i].address);
-    }
-  }
-  EXPECT_EQ(gpus[0].address.ToString(), "0000:1b:00.0");
-  EXPECT_THAT(gpus[0].dev_nodes, ElementsAre("/dev/dri/card1", "/dev/dri/renderD128"));
-  EXPECT_EQ(gpus[7].address.ToString(), "0000:be:00.0");
-  EXPECT_THAT(gpus[7].dev_nodes, ElementsAre("/dev/dri/card8", "/dev/dri/renderD135"));
-}
-
-TEST(FindGpus, TakesVgaClassAndFiltersByVendor) {
-  // Turn the first GPU into an AMD VGA controller (class 0x0300, vendor 0x1002).
-  const std::string xml = ReadText(EightGpuFile());
-  const std::string nvidia_3d = "pci_type=\"0302 [10de:2330]";
-  ASSERT_THAT(xml, HasSubstr(nvidia_3d));
-  std::string mixed = xml;
-  mixed.replace(mixed.find(nvidia_3d), nvidia_3d.size(), "pci_type=\"0300 [1002:740f]");
-  absl::StatusOr<std::unique_ptr<Topology>> topology = Topology::FromXmlBuffer(mixed);
-  ASSERT_TRUE(topology.ok()) << topology.status();
-
-  EXPECT_EQ(FindGpus(**topology, std::nullopt).size(), 8u);
-  std::vector<Gpu> amd = FindGpus(**topology, 0x1002);
-  ASSERT_EQ(amd.size(), 1u);
-  EXPECT_EQ(amd[0].id, "gpu0");
-  EXPECT_EQ(amd[0].address.ToString(), "0000:1b:00.0");
-  std::vector<Gpu> nvidia = FindGpus(**topology, 0x10de);
-  ASSERT_EQ(nvidia.size(), 7u);
-  // IDs are renumbered among the GPUs kept.
-  EXPECT_EQ(nvidia[0].id, "gpu0");
-  EXPECT_EQ(nvidia[0].address.ToString(), "0000:1c:00.0");
-  EXPECT_THAT(FindGpus(**topology, 0x8086), IsEmpty());
-}
-
-TEST(ParseVendorId, AcceptsHexWithOrWithoutPrefix) {
-  EXPECT_EQ(ParseVendorId("10de").value_or(0), 0x10de);
-  EXPECT_EQ(ParseVendorId("0x10DE").value_or(0), 0x10de);
-  EXPECT_EQ(ParseVendorId("0X1002").value_or(0), 0x1002);
-  EXPECT_EQ(ParseVendorId("1").value_or(0), 0x1);
-}
-
-TEST(ParseVendorId, RejectsAnythingElse) {
-  for (const char* text : {"", "0x", "10dex", "12345", "-1", "+1", " 10de", "0x0x1", "g"}) {
-    absl::StatusOr<uint16_t> id = ParseVendorId(text);
-    EXPECT_EQ(id.status().code(), absl::StatusCode::kInvalidArgument) << "\"" << text << "\"";
-  }
-}
-
-TEST(GpuPlugin, CreateRejectsBadOptions) {
-  EXPECT_EQ(GpuPlugin::Create({.replicas = 0}).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(GpuPlugin::Create({.resource_name = "gpu"}).status().code(),
-            absl::StatusCode::kInvalidArgument);
-}
 
 TEST(GpuPlugin, DiscoverReportsEveryGpuWithNumaNodesDevNodesAndCdiName) {
   std::unique_ptr<GpuPlugin> plugin = DiscoveredPlugin();
@@ -165,14 +90,12 @@ TEST(GpuPlugin, DiscoverReportsEveryGpuWithNumaNodesDevNodesAndCdiName) {
 }
 
 TEST(GpuPlugin, DiscoverFailsWhenTopologyCannotBeLoaded) {
-  absl::StatusOr<std::unique_ptr<GpuPlugin>> plugin =
-      GpuPlugin::Create({.topology_xml = "/nonexistent/topology.xml"});
-  ASSERT_TRUE(plugin.ok()) << plugin.status();
-  EXPECT_EQ((*plugin)->Discover().status().code(), absl::StatusCode::kNotFound);
+  GpuPlugin plugin({.gpus = {.topology_xml = "/nonexistent/topology.xml"}});
+  EXPECT_EQ(plugin.Discover().status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST(GpuPlugin, VendorFilterThatMatchesNothingAdvertisesNoDevice) {
-  std::unique_ptr<GpuPlugin> plugin = DiscoveredPlugin({.vendor_id = 0x1002});
+  std::unique_ptr<GpuPlugin> plugin = DiscoveredPlugin({.gpus = {.vendor_id = 0x1002}});
   ASSERT_NE(plugin, nullptr);
   EXPECT_THAT(plugin->Devices(), IsEmpty());
 }
@@ -194,26 +117,35 @@ TEST(GpuPlugin, ReplicasAdvertiseEachGpuNTimesWithItsNumaNode) {
   }
 }
 
+// The health file names GPUs; kdp::RunPlugins() applies it through HealthFileWatcher::Watch(),
+// and a GPU's ID covers its replicas (DevicePlugin::SetHealth()).
 TEST(GpuPlugin, UnhealthyGpuMarksAllItsReplicasAndRecovers) {
+  kdp::testing::TempDir dir;
+  const std::string path = dir.Path("unhealthy");
   std::unique_ptr<GpuPlugin> plugin = DiscoveredPlugin({.replicas = 2});
   ASSERT_NE(plugin, nullptr);
-  plugin->SetUnhealthyGpus({"gpu2", "gpu6"});
+  // Polled by hand below: the thread's interval is longer than the test.
+  absl::StatusOr<std::unique_ptr<HealthFileWatcher>> watcher =
+      HealthFileWatcher::Watch(path, *plugin, absl::Hours(1));
+  ASSERT_TRUE(watcher.ok()) << watcher.status();
+  WriteText(path, "gpu2\ngpu6\n");
+  ASSERT_TRUE((*watcher)->Poll().ok());
   EXPECT_THAT(UnhealthyIds(plugin->Devices()),
               ElementsAre("gpu2::0", "gpu2::1", "gpu6::0", "gpu6::1"));
-  plugin->SetUnhealthyGpus({"gpu6", "gpu7"});
+  WriteText(path, "gpu6\ngpu7::1\n");
+  ASSERT_TRUE((*watcher)->Poll().ok());
   EXPECT_THAT(UnhealthyIds(plugin->Devices()),
               ElementsAre("gpu6::0", "gpu6::1", "gpu7::0", "gpu7::1"));
-  plugin->SetUnhealthyGpus({});
+  WriteText(path, "");
+  ASSERT_TRUE((*watcher)->Poll().ok());
   EXPECT_THAT(UnhealthyIds(plugin->Devices()), IsEmpty());
 }
 
 TEST(GpuPlugin, HealthSetBeforeDiscoveryAppliesOnceDiscovered) {
-  absl::StatusOr<std::unique_ptr<GpuPlugin>> plugin =
-      GpuPlugin::Create({.topology_xml = EightGpuFile()});
-  ASSERT_TRUE(plugin.ok()) << plugin.status();
-  (*plugin)->SetUnhealthyGpus({"gpu1"});
-  ASSERT_TRUE((*plugin)->Refresh().ok());
-  EXPECT_THAT(UnhealthyIds((*plugin)->Devices()), ElementsAre("gpu1"));
+  GpuPlugin plugin({.gpus = {.topology_xml = EightGpuFile()}, .replicas = 2});
+  plugin.SetHealth("gpu1", Health::kUnhealthy);
+  ASSERT_TRUE(plugin.Refresh().ok());
+  EXPECT_THAT(UnhealthyIds(plugin.Devices()), ElementsAre("gpu1::0", "gpu1::1"));
 }
 
 // --- Allocate -----------------------------------------------------------------------------------
@@ -369,109 +301,6 @@ TEST(GpuPlugin, PreferredReplicasSpreadAwayFromMustIncludeGpu) {
   EXPECT_THAT(
       Prefer(*plugin, {"gpu0::0", "gpu0::1", "gpu0::2", "gpu0::3", "gpu1::3"}, {"gpu0::0"}, 2),
       ElementsAre("gpu0::0", "gpu1::3"));
-}
-
-// --- Health file --------------------------------------------------------------------------------
-
-TEST(ParseHealthFile, IgnoresCommentsBlankLinesAndWhitespace) {
-  EXPECT_THAT(ParseHealthFile("gpu1\n# gpu2 is fine\n\n  gpu3 \t\r\ngpu1\n  # gpu4\n"),
-              UnorderedElementsAre("gpu1", "gpu3"));
-  EXPECT_THAT(ParseHealthFile(""), IsEmpty());
-}
-
-TEST(ParseHealthFile, ReplicaIdNamesItsGpu) {
-  EXPECT_THAT(ParseHealthFile("gpu3::1\ngpu3::2\ngpu4"), UnorderedElementsAre("gpu3", "gpu4"));
-  EXPECT_EQ(GpuIdOf("gpu3::1"), "gpu3");
-  EXPECT_EQ(GpuIdOf("gpu3"), "gpu3");
-}
-
-// Records every report of a HealthFileWatcher.
-class Reports {
- public:
-  HealthFileWatcher::Callback Callback() {
-    return [this](const std::set<std::string>& unhealthy) {
-      absl::MutexLock lock(&mu_);
-      reports_.push_back(unhealthy);
-    };
-  }
-  std::vector<std::set<std::string>> Get() {
-    absl::MutexLock lock(&mu_);
-    return reports_;
-  }
-
- private:
-  absl::Mutex mu_;
-  std::vector<std::set<std::string>> reports_ ABSL_GUARDED_BY(mu_);
-};
-
-TEST(HealthFileWatcher, PollReportsOnlyChangesAndMissingFileIsAllHealthy) {
-  kdp::testing::TempDir dir;
-  const std::string path = dir.Path("unhealthy");
-  Reports reports;
-  HealthFileWatcher watcher(path, reports.Callback());
-
-  ASSERT_TRUE(watcher.Poll().ok());  // Missing: all healthy, as before: no report.
-  WriteText(path, "gpu1\ngpu3\n");
-  ASSERT_TRUE(watcher.Poll().ok());
-  ASSERT_TRUE(watcher.Poll().ok());
-  WriteText(path, "gpu3\n# gpu1 repaired\ngpu1\n");  // Same set: no report.
-  ASSERT_TRUE(watcher.Poll().ok());
-  WriteText(path, "gpu3\n");
-  ASSERT_TRUE(watcher.Poll().ok());
-  ASSERT_EQ(std::remove(path.c_str()), 0);
-  ASSERT_TRUE(watcher.Poll().ok());
-
-  EXPECT_THAT(reports.Get(), ElementsAre(std::set<std::string>{"gpu1", "gpu3"},
-                                         std::set<std::string>{"gpu3"}, IsEmpty()));
-}
-
-TEST(HealthFileWatcher, UnreadableFileIsAnErrorAndKeepsTheLastState) {
-  kdp::testing::TempDir dir;
-  const std::string path = dir.Path("unhealthy");
-  Reports reports;
-  HealthFileWatcher watcher(path, reports.Callback());
-  WriteText(path, "gpu2\n");
-  ASSERT_TRUE(watcher.Poll().ok());
-  ASSERT_EQ(std::remove(path.c_str()), 0);
-  ASSERT_EQ(mkdir(path.c_str(), 0700), 0);  // A directory cannot be read, even by root.
-
-  absl::Status status = watcher.Poll();
-  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
-  EXPECT_THAT(status.message(), HasSubstr(path));
-  EXPECT_THAT(reports.Get(), ElementsAre(std::set<std::string>{"gpu2"}));
-}
-
-TEST(HealthFileWatcher, ThreadReportsEditsUntilStopped) {
-  kdp::testing::TempDir dir;
-  const std::string path = dir.Path("unhealthy");
-  absl::Notification saw_gpu2;
-  HealthFileWatcher watcher(path, [&](const std::set<std::string>& unhealthy) {
-    if (unhealthy == std::set<std::string>{"gpu2"} && !saw_gpu2.HasBeenNotified()) {
-      saw_gpu2.Notify();
-    }
-  });
-  ASSERT_TRUE(watcher.Start(absl::Milliseconds(5)).ok());
-  EXPECT_EQ(watcher.Start().code(), absl::StatusCode::kFailedPrecondition);
-  WriteText(path, "gpu2\n");
-  EXPECT_TRUE(saw_gpu2.WaitForNotificationWithTimeout(absl::Seconds(30)));
-  watcher.Stop();
-  watcher.Stop();  // Idempotent.
-  EXPECT_EQ(watcher.Start().code(), absl::StatusCode::kFailedPrecondition);
-}
-
-TEST(GpuPlugin, HealthFileIsAppliedAtCreateToAllReplicas) {
-  kdp::testing::TempDir dir;
-  const std::string path = dir.Path("unhealthy");
-  WriteText(path, "# broken\ngpu3\n");
-  std::unique_ptr<GpuPlugin> plugin = DiscoveredPlugin({.replicas = 2, .health_file = path});
-  ASSERT_NE(plugin, nullptr);
-  EXPECT_THAT(UnhealthyIds(plugin->Devices()), ElementsAre("gpu3::0", "gpu3::1"));
-}
-
-TEST(GpuPlugin, CreateFailsOnUnreadableHealthFile) {
-  kdp::testing::TempDir dir;
-  EXPECT_EQ(GpuPlugin::Create({.health_file = dir.path()}).status().code(),
-            absl::StatusCode::kUnavailable);
 }
 
 }  // namespace

@@ -40,6 +40,7 @@ class FakePlugin final : public DevicePlugin {
   }
 
   using DevicePlugin::DefaultAllocate;
+  using DevicePlugin::InInventoryOrder;
 
  private:
   mutable absl::Mutex mu_;
@@ -241,6 +242,40 @@ TEST(DevicePlugin, HealthOverridesSurviveRefreshAndApplyToNewDevices) {
   ASSERT_EQ(devices.size(), 2u);
   EXPECT_EQ(devices[0].health, Health::kUnhealthy);
   EXPECT_EQ(devices[1].health, Health::kUnhealthy);
+}
+
+TEST(ReplicaIds, NamesReplicasAsNvidiaDoes) {
+  EXPECT_THAT(ReplicaIds("gpu3", 1), ElementsAre("gpu3"));
+  EXPECT_THAT(ReplicaIds("gpu3", 3), ElementsAre("gpu3::0", "gpu3::1", "gpu3::2"));
+  EXPECT_THAT(ReplicaIds("gpu3", 0), IsEmpty());
+  EXPECT_EQ(PhysicalId("gpu3::2"), "gpu3");
+  EXPECT_EQ(PhysicalId("gpu3"), "gpu3");
+  const std::vector<std::string> ids = {"gpu1::0", "gpu1::1", "gpu0::1", "gpu2", "gpu0::0"};
+  EXPECT_THAT(PhysicalIds(ids), ElementsAre("gpu1", "gpu0", "gpu2"));
+}
+
+TEST(DevicePlugin, APhysicalIdsHealthCoversItsReplicasUnlessOneHasItsOwn) {
+  FakePlugin plugin;
+  plugin.SetDiscovery(std::vector<Device>{
+      {.id = "gpu0::0"}, {.id = "gpu0::1"}, {.id = "gpu1::0"}, {.id = "gpu1::1"}});
+  plugin.SetHealth("gpu0", Health::kUnhealthy);  // Before discovery: remembered.
+  ASSERT_TRUE(plugin.Refresh().ok());
+  std::vector<Device> devices = plugin.Devices();
+  EXPECT_EQ(devices[0].health, Health::kUnhealthy);
+  EXPECT_EQ(devices[1].health, Health::kUnhealthy);
+  EXPECT_EQ(devices[2].health, Health::kHealthy);
+  plugin.SetHealth("gpu0::1", Health::kHealthy);  // The replica's own override wins.
+  devices = plugin.Devices();
+  EXPECT_EQ(devices[0].health, Health::kUnhealthy);
+  EXPECT_EQ(devices[1].health, Health::kHealthy);
+}
+
+TEST(DevicePlugin, InInventoryOrderSortsTheRequestAndPutsUnknownIdsLast) {
+  FakePlugin plugin;
+  plugin.SetDiscovery(std::vector<Device>{{.id = "a"}, {.id = "b"}, {.id = "c"}});
+  ASSERT_TRUE(plugin.Refresh().ok());
+  EXPECT_THAT(plugin.InInventoryOrder({{"z", "c", "a", "c", "y"}}).device_ids,
+              ElementsAre("a", "c", "y", "z"));
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "common/unix_socket.h"
 #include "drahealth/v1/api.grpc.pb.h"
 #include "examples/dra-driver/gpu_dra_driver.h"
+#include "kdp/health_file.h"
 #include "sdk/src/dra_runner_impl.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/unit/sdk/dra_fake_kube_client.h"
@@ -37,14 +38,19 @@ class ExampleHealthTest : public ::testing::Test {
  protected:
   ExampleHealthTest() : client_(std::make_shared<testing::FakeKubeClient>()) {}
 
-  absl::StatusOr<std::unique_ptr<GpuDraDriver>> MakeDriver() {
-    return GpuDraDriver::Create({.topology_xml = kTopology,
-                                 .cdi_root = dir_.Path("cdi"),
-                                 .node_name = "node-a",
-                                 .health_file = HealthFile()});
+  // The driver with the health file watched as kdp::RunDraDriver() watches its --health-file.
+  absl::StatusOr<std::unique_ptr<CdiDraDriver>> MakeDriver() {
+    absl::StatusOr<std::unique_ptr<CdiDraDriver>> driver = NewGpuDraDriver(
+        {.gpus = {.topology_xml = kTopology}, .cdi_root = dir_.Path("cdi"), .node_name = "node-a"});
+    if (!driver.ok()) return driver;
+    absl::StatusOr<std::unique_ptr<HealthFileWatcher>> watcher =
+        HealthFileWatcher::Watch(HealthFile(), **driver);
+    if (!watcher.ok()) return watcher.status();
+    watcher_ = *std::move(watcher);
+    return driver;
   }
 
-  void StartRunner(std::unique_ptr<GpuDraDriver> driver) {
+  void StartRunner(std::unique_ptr<CdiDraDriver> driver) {
     absl::StatusOr<std::unique_ptr<DraRunner>> runner = internal::CreateDraRunnerWithClient(
         {.kubelet_root = dir_.path(), .node_name = "node-a", .publish_resource_slices = false},
         std::move(driver), client_);
@@ -92,6 +98,7 @@ class ExampleHealthTest : public ::testing::Test {
 
   kdp::testing::TempDir dir_;
   std::shared_ptr<testing::FakeKubeClient> client_;
+  std::unique_ptr<HealthFileWatcher> watcher_;
   std::unique_ptr<DraRunner> runner_;
   std::unique_ptr<::v1::DRAResourceHealth::Stub> stub_;
   grpc::ClientContext context_;
@@ -100,7 +107,7 @@ class ExampleHealthTest : public ::testing::Test {
 
 TEST_F(ExampleHealthTest, GpusListedInTheHealthFileAreUnhealthyFromTheFirstMessage) {
   WriteHealthFile("# broken\ngpu1\ngpu3::1\n");
-  absl::StatusOr<std::unique_ptr<GpuDraDriver>> driver = MakeDriver();
+  absl::StatusOr<std::unique_ptr<CdiDraDriver>> driver = MakeDriver();
   ASSERT_TRUE(driver.ok()) << driver.status();
   StartRunner(*std::move(driver));
   Health first = ReadUntil([](const Health&) { return true; });
@@ -113,7 +120,7 @@ TEST_F(ExampleHealthTest, GpusListedInTheHealthFileAreUnhealthyFromTheFirstMessa
 }
 
 TEST_F(ExampleHealthTest, EditsOfTheHealthFileReachTheStream) {
-  absl::StatusOr<std::unique_ptr<GpuDraDriver>> driver = MakeDriver();  // No file: all healthy.
+  absl::StatusOr<std::unique_ptr<CdiDraDriver>> driver = MakeDriver();  // No file: all healthy.
   ASSERT_TRUE(driver.ok()) << driver.status();
   StartRunner(*std::move(driver));
   Health first = ReadUntil([](const Health&) { return true; });
@@ -132,7 +139,7 @@ TEST_F(ExampleHealthTest, EditsOfTheHealthFileReachTheStream) {
 
 TEST_F(ExampleHealthTest, AnUnreadableHealthFileFailsCreate) {
   ASSERT_TRUE(MakeDirectories(HealthFile()).ok());  // A directory cannot be read as a file.
-  absl::StatusOr<std::unique_ptr<GpuDraDriver>> driver = MakeDriver();
+  absl::StatusOr<std::unique_ptr<CdiDraDriver>> driver = MakeDriver();
   EXPECT_EQ(driver.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(driver.status().message(), HasSubstr(HealthFile()));
 }

@@ -926,5 +926,33 @@ TEST(DeviceGraph, BuildFromALinkMatrixKeepsRequestsInsideOneLinkDomain) {
   }
 }
 
+// A plugin that inherits GraphAllocator answers from the graph it last set.
+class GraphPlugin : public GraphAllocator {
+ public:
+  GraphPlugin() : GraphAllocator(AllocationPolicy::kSpread) {}
+};
+
+TEST(GraphAllocator, AnswersFromTheLastGraphUnderItsPolicy) {
+  GraphPlugin plugin;
+  EXPECT_EQ(plugin.PreferredAllocation({.available = {"a"}, .must_include = {}, .size = 1})
+                .status()
+                .code(),
+            absl::StatusCode::kFailedPrecondition);
+  std::unique_ptr<Topology> topology = EightGpuTopology();
+  ASSERT_NE(topology, nullptr);
+  ASSERT_TRUE(plugin.SetDeviceGraph(EightGpus(*topology), *topology).ok());
+  absl::StatusOr<std::vector<std::string>> spread =
+      plugin.PreferredAllocation({.available = {"0000:1b:00.0", "0000:1c:00.0", "0000:9b:00.0"},
+                                  .must_include = {},
+                                  .size = 2});
+  ASSERT_TRUE(spread.ok()) << spread.status();
+  EXPECT_THAT(*spread, ElementsAre("0000:1b:00.0", "0000:9b:00.0"));  // across nodes
+  // Build()'s error keeps the graph.
+  EXPECT_FALSE(plugin.SetDeviceGraph({Dev("x", {0}), Dev("x", {0})}, *topology).ok());
+  EXPECT_TRUE(
+      plugin.PreferredAllocation({.available = {"0000:1b:00.0"}, .must_include = {}, .size = 1})
+          .ok());
+}
+
 }  // namespace
 }  // namespace kdp

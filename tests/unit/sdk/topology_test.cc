@@ -834,5 +834,26 @@ TEST(LibnumaDistanceSource, UnknownNodesAreZero) {
   EXPECT_EQ(source->Distance(0, 4095), 0);
 }
 
+TEST(Topology, LoadReadsTheFileOrTheHost) {
+  absl::StatusOr<std::unique_ptr<Topology>> file = Topology::Load(EightGpuFile());
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_EQ((*file)->PciDevicesWithClass({0x0302}).size(), 8u);
+  EXPECT_EQ(Topology::Load("/nonexistent.xml").status().code(), absl::StatusCode::kNotFound);
+  ScopedEnv xml("HWLOC_XMLFILE", EightGpuFile());
+  absl::StatusOr<std::unique_ptr<Topology>> host = Topology::Load("");
+  ASSERT_TRUE(host.ok()) << host.status();
+  EXPECT_EQ((*host)->PciDevicesWithClass({0x0302}).size(), 8u);
+}
+
+// The SDK keeps hwloc from loading plugins it never needs (GL, OpenCL, libxml2), unless the user
+// said otherwise: a process that loaded a topology has the variable set (by the SDK, or by the
+// user before it, whose value the SDK left alone).
+TEST(Topology, LoadingATopologyConfiguresHwlocsPlugins) {
+  ASSERT_NE(Load(EightGpuFile()), nullptr);
+  const char* blacklist = std::getenv("HWLOC_PLUGINS_BLACKLIST");
+  ASSERT_NE(blacklist, nullptr);
+  EXPECT_THAT(std::string(blacklist), HasSubstr("hwloc_opencl"));
+}
+
 }  // namespace
 }  // namespace kdp
