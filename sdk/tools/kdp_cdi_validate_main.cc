@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "common/cli_flags.h"
 #include "kdp/cdi.h"
 
 int main(int argc, char** argv) {
@@ -19,6 +20,7 @@ int main(int argc, char** argv) {
       "strict parsing, the CDI 1.1.0 rules for kinds, device names and container edits, and "
       "cdiVersion at least the minimum the spec's features need. Exit status: 0 all valid, 1 a "
       "file invalid or unreadable, 2 bad usage."};
+  kdp::cli::AddVersionFlag(app, "kdp-cdi-validate");
   app.add_option("files", files, "CDI spec files (.json)")->required()->type_name("FILE");
   try {
     app.parse(argc, argv);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "common/cli_flags.h"
 #include "kdp/topology.h"
 #include "sdk/tools/topology_report.h"
 
@@ -19,6 +20,7 @@ int main(int argc, char** argv) {
       "devices such as card1, eth0, mlx5_0, nvml0), devices of unknown locality, the NUMA "
       "distance matrix and any link-bandwidth matrix (NVLink, xGMI, XeLink). Exit status: 0 "
       "printed, 1 the topology could not be loaded, 2 bad usage."};
+  kdp::cli::AddVersionFlag(app, "kdp-topology");
   app.add_option("--xml", xml,
                  "read this hwloc 2.x XML file (lstopo --of xml) instead of discovering the "
                  "host; without it the host is discovered, and hwloc's HWLOC_XMLFILE and "

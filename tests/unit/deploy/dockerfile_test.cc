@@ -222,12 +222,19 @@ TEST(Dockerfile, BuildStageInstallsTheBuildHalfOfScriptsDeps) {
   // Needed only for the tests, benchmarks, sanitizers and package tests, all off in the image
   // build: GoogleTest, Google Benchmark, clang with its sanitizer runtimes, dpkg-dev
   // (dpkg-shlibdeps for CPack), make (the pkg-config consumer), rsvg-convert, the Python client,
-  // lld (a faster linker for the test programs; the image's few programs link with GNU ld).
-  const std::set<std::string> kNotForTheImage = {
-      "libgtest-dev", "libgmock-dev",       "libbenchmark-dev",
-      "clang",        "libclang-rt-14-dev", "dpkg-dev",
-      "make",         "librsvg2-bin",       "python3-kubernetes",
-      "lld"};
+  // lld (a faster linker for the test programs; the image's few programs link with GNU ld),
+  // ccache (the CI presets' compiler cache; the image builds once).
+  const std::set<std::string> kNotForTheImage = {"libgtest-dev",
+                                                 "libgmock-dev",
+                                                 "libbenchmark-dev",
+                                                 "clang",
+                                                 "libclang-rt-14-dev",
+                                                 "dpkg-dev",
+                                                 "make",
+                                                 "librsvg2-bin",
+                                                 "python3-kubernetes",
+                                                 "lld",
+                                                 "ccache"};
   const std::vector<Stage> stages = Stages();
   const Stage* build = BuildStage(stages);
   ASSERT_NE(build, nullptr);
@@ -328,7 +335,9 @@ TEST(Dockerfile, BuildStageCopiesEverySourceDirectoryTheConfigureReads) {
     for (size_t at = text.find(var); at != std::string::npos; at = text.find(var, at + 1)) {
       const std::string path = text.substr(at + var.size(), 200);
       const std::string top_dir = path.substr(0, path.find_first_of("\"/ )"));
-      if (top_dir != "tests") check(top_dir, file);
+      // "${dir}": a folder a function is given (kdp_component's), checked where its caller
+      // names it.
+      if (top_dir != "tests" && !StartsWith(top_dir, "${")) check(top_dir, file);
     }
   }
 }
