@@ -313,7 +313,8 @@ absl::StatusOr<AdmitResult> PodManager::RunAdmission(
                     absl::StrCat("Failed to prepare dynamic resources: ", prepared.message()));
     }
     for (AdmittedContainer& container : admitted.containers) {
-      // The kubelet fails the container's creation when its claims are not prepared (§2 item 17).
+      // The kubelet fails the container's creation when its claims are not prepared (GetResources
+      // in pkg/kubelet/cm/dra/manager.go).
       if (absl::Status added = AddClaimCdiDevices(pod, &container); !added.ok()) {
         return reject(errors::kCreateContainerConfigError, std::string(added.message()));
       }

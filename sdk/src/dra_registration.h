@@ -36,7 +36,7 @@ class DraRegistrationService final : public pluginregistration::Registration::Se
  public:
   // `on_registered` (may be empty) runs after each plugin_registered=true, on the gRPC thread: a
   // kubelet that (re-)registers the driver has deleted the node's ResourceSlices when it started
-  // (reference §2 item 32), so the runner publishes them again.
+  // (wipeResourceSlices in pkg/kubelet/cm/dra/plugin), so the runner publishes them again.
   // `advertise_health`: list the DRAResourceHealth services too.
   DraRegistrationService(std::string driver, std::string dra_endpoint, bool advertise_health,
                          std::function<void()> on_registered = {})

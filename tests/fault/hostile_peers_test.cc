@@ -10,8 +10,9 @@
 // Memory is the manager's VmRSS from /proc/<pid>/status before and after, against a bound
 // justified where it is asserted.
 //
-// What kdp does, and why (the kubelet's behaviour from /work/shared/reference/
-// kubelet-device-manager.md §2.D items 18-19 and §1.1/§6 transport facts):
+// What kdp does, and why (the kubelet's behaviour: genericDeviceUpdateCallback in
+// pkg/kubelet/cm/devicemanager/manager.go takes each ListAndWatch message as a full snapshot and
+// validates nothing; its gRPC client, plugin/v1beta1/client.go, keeps gRPC's default limits):
 //   - device IDs are opaque strings, as on the kubelet ("No validation of IDs"): empty, "../x",
 //     "/abs", quotes and newlines are kept verbatim through admission, the checkpoint and a
 //     restart, and never become part of a path (the test looks for the files they would name);
@@ -20,7 +21,7 @@
 //     in both health sets and still hand it out); each such snapshot is logged once, with counts;
 //   - a message over 4 MiB ends the stream, as the kubelet's default 4 MiB receive limit does;
 //   - a string that is not UTF-8 fails to parse (proto3 requires UTF-8; the Go protoc bindings of
-//     kubelet >= 1.34, §1, reject it too): the stream is cancelled with a clear error (it used to
+//     kubelet >= 1.34 reject it too): the stream is cancelled with a clear error (it used to
 //     hang in Finish() with the last good devices still healthy: fixed in endpoint.cc; the same
 //     for a DRA driver's health stream, which then never reported again: health_stream.cc);
 //   - a registration flood is answered at once: one dial per socket, at most 32 at a time (it used

@@ -6,9 +6,10 @@
 //
 // Each test shows the four things a node agent owes its node when a peer hangs:
 //   - the deadline fires, measured and printed (FIGURE lines) next to the kubelet's own deadline
-//     for the same call, from /work/shared/reference (kubelet-device-manager.md §1.1 "Kubelet-side
-//     transport facts" and §6: no deadline on Allocate, a 10 s blocking dial; dra.md items 2-7 of
-//     the plugin watcher and item 34: 10 s dial, 1 s GetInfo, 45 s NodePrepareResources);
+//     for the same call (device plugins: no deadline on Allocate and a 10 s blocking dial, in
+//     pkg/kubelet/cm/devicemanager/endpoint.go and plugin/v1beta1/client.go; plugin watcher: a
+//     10 s dial and a 1 s GetInfo, GenerateRegisterPluginFunc in pkg/kubelet/pluginmanager; DRA:
+//     45 s for NodePrepareResources, defaultClientCallTimeout in pkg/kubelet/cm/dra/plugin);
 //   - the admission fails with a clear error naming the call and the deadline;
 //   - nothing stays reserved: the devices are allocatable again, the claim is not prepared and
 //     the next pod gets the same devices;

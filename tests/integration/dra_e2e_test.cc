@@ -1,11 +1,12 @@
 // DRA end to end (issue 5), with kdp-manager, kdp-dra-driver and kdpctl as real processes in a
 // temporary kubelet root: a claim generated from a template is allocated, prepared (CDI spec
 // written, container CDI devices, checkpoint) and cleaned up with its pod; a shared claim is
-// prepared once and unprepared with its last pod (reference §2 item 8); unsatisfiable claims and
-// selectors outside the CEL subset are FailedScheduling; the manager restarting (SIGTERM or
-// SIGKILL) keeps the pods' CDI devices and the driver re-registers by itself (§2 item 27); the
-// driver restarting still unprepares; a driver that never answers fails the pod with
-// FailedPrepareDynamicResources / DeadlineExceeded (§2 items 1, 13, 34) and holds nothing.
+// prepared once and unprepared with its last pod (the PodUIDs of the kubelet's claiminfo.go);
+// unsatisfiable claims and selectors outside the CEL subset are FailedScheduling; the manager
+// restarting (SIGTERM or SIGKILL) keeps the pods' CDI devices (restored from dra_manager_state) and
+// the driver re-registers by itself; the driver restarting still unprepares; a driver that never
+// answers fails the pod with FailedPrepareDynamicResources / DeadlineExceeded (the kubelet's 45 s
+// defaultClientCallTimeout) and holds nothing.
 #include <grpcpp/grpcpp.h>
 
 #include <atomic>
@@ -162,7 +163,8 @@ TEST_F(DraE2E, TemplateClaimIsPreparedAndCleanedUpWithItsPod) {
   }
   EXPECT_THAT(spec_ids, UnorderedElementsAreArray(cdi_ids));
 
-  // The checkpoint (reference §2 items 24, 26) holds the claim with the pod and the CDI IDs.
+  // The checkpoint (dra_manager_state in the kubelet 1.32+ layout, PR #126303) holds the claim with
+  // the pod and the CDI IDs.
   KdpctlResult inspected = Inspect(DraCheckpointPath());
   ASSERT_EQ(inspected.exit_code, 0) << inspected.out << inspected.err;
   EXPECT_EQ(inspected.json["format"], "dra");
@@ -376,7 +378,7 @@ void DraE2E::RestartManagerMidway(int sig) {
   EXPECT_EQ(ContainerCdiDevices(listed["dra-trainer"], "trainer"), first_cdi);
   EXPECT_EQ(ClaimCdiIds(listed["dra-trainer"]), ClaimCdiIds(first));
   // The claim cache comes back from dra_manager_state with its pod, but not as prepared: the
-  // kubelet does not persist `prepared` (reference §2 items 15, 27).
+  // kubelet does not persist `prepared` (newClaimInfoFromState in pkg/kubelet/cm/dra/claiminfo.go).
   const nlohmann::json restored = PreparedClaim(first_claim_uid);
   ASSERT_TRUE(restored.is_object()) << PreparedClaims();
   EXPECT_EQ(restored["pods"], nlohmann::json({"default/dra-trainer"}));
@@ -393,8 +395,9 @@ void DraE2E::RestartManagerMidway(int sig) {
   }
   EXPECT_TRUE(listed_plugin) << status.dump();
 
-  // ... and publishes its slices again after the start-up wipe (§2 item 32): the manager serves
-  // the resource API on the kubeconfig's port and token again, which the driver read once.
+  // ... and publishes its slices again after the start-up wipe (the kubelet's wipeResourceSlices):
+  // the manager serves the resource API on the kubeconfig's port and token again, which the driver
+  // read once.
   ASSERT_TRUE(WaitForDriver()) << "the driver did not publish its ResourceSlices again\n"
                                << DriverLogs();
   // A new pod is admitted on GPUs the first one does not hold.

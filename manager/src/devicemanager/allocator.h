@@ -1,7 +1,7 @@
 // The device choice of one (container, resource): the kubelet's devicesToAllocate and
-// filterByAffinity (reference §2.E items 29 a–l, 40), as pure functions over a snapshot, so every
-// branch is testable without a plugin. Deterministic where the kubelet iterates Go sets at random:
-// candidates are taken in natural ID order ("gpu2" before "gpu10").
+// filterByAffinity (both in pkg/kubelet/cm/devicemanager/manager.go), as pure functions over a
+// snapshot, so every branch is testable without a plugin. Deterministic where the kubelet iterates
+// Go sets at random: candidates are taken in natural ID order ("gpu2" before "gpu10").
 #ifndef KDP_MANAGER_SRC_DEVICEMANAGER_ALLOCATOR_H_
 #define KDP_MANAGER_SRC_DEVICEMANAGER_ALLOCATOR_H_
 
@@ -59,7 +59,8 @@ struct AffinitySplit {
   DeviceSet no_affinity;
 };
 
-// filterByAffinity: splits `available` by the NUMA affinity (§2.F item 40).
+// filterByAffinity (the kubelet's, in devicemanager/manager.go): splits `available` by the NUMA
+// affinity.
 AffinitySplit FilterByAffinity(const ResourceDevices& devices, const DeviceSet& available,
                                const std::optional<std::set<int64_t>>& numa_affinity);
 

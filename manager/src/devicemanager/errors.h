@@ -29,7 +29,7 @@ inline std::string AlreadyConnected(absl::string_view socket) {
 // An invalid endpoint is kdp's own rule (the kubelet joins the endpoint to its directory without
 // checking it): common/path_safety.h ValidateFileName words it.
 
-// devicesToAllocate (reference §2.E item 29).
+// devicesToAllocate (pkg/kubelet/cm/devicemanager/manager.go).
 inline std::string ChangedRequest(absl::string_view pod_uid, absl::string_view container,
                                   absl::string_view resource, int64_t from, int64_t to) {
   return absl::StrCat("pod \"", pod_uid, "\" container \"", container,
@@ -65,7 +65,7 @@ inline std::string NoContainersInResponse(absl::string_view response) {
   return absl::StrCat("no containers return in allocation response ", response);
 }
 
-// Container start (§2.G item 42).
+// Container start (GetDeviceRunContainerOptions in pkg/kubelet/cm/devicemanager/manager.go).
 inline std::string PreStartFailed(absl::string_view err) {
   return absl::StrCat("device plugin PreStartContainer rpc failed with err: ", err);
 }
@@ -85,7 +85,7 @@ inline std::string InsufficientResource(absl::string_view resource, int64_t requ
                       ", used: ", used, ", capacity: ", capacity);
 }
 
-// Admission (§2.E item 26).
+// Admission (GetPodAdmitResult in pkg/kubelet/cm/admission/errors.go).
 inline constexpr char kUnexpectedAdmissionError[] = "UnexpectedAdmissionError";
 inline constexpr char kCreateContainerConfigError[] = "CreateContainerConfigError";
 // DRA: the scheduler could not allocate or reserve the pod's claims (kdp-manager plays the

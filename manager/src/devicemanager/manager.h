@@ -153,17 +153,17 @@ class DeviceManager : public RegistrationHandler, public HintProvider {
   // pool must not outlive the admission). RemovePod() forgets them too.
   void AdmissionEnded(const std::string& pod_uid) ABSL_LOCKS_EXCLUDED(mu_);
 
-  // The topology manager's hint provider, container scope (GetTopologyHints, §2.F item 37): per
-  // device-plugin resource of the container, nullopt when no device of the resource has a NUMA
-  // node, an empty list when the request cannot be met (or differs from what the container
-  // already holds), else the hints of GenerateDeviceTopologyHints() (regenerated from the held
-  // devices for a container that already has them). A request of 0 gets hints too (every mask,
-  // single nodes preferred), as in the kubelet. Collects garbage first when a pod left the
-  // active set since the last collection.
+  // The topology manager's hint provider, container scope (GetTopologyHints in topology_hints.go):
+  // per device-plugin resource of the container, nullopt when no device of the resource has a NUMA
+  // node, an empty list when the request cannot be met (or differs from what the container already
+  // holds), else the hints of GenerateDeviceTopologyHints() (regenerated from the held devices for
+  // a container that already has them). A request of 0 gets hints too (every mask, single nodes
+  // preferred), as in the kubelet. Collects garbage first when a pod left the active set since the
+  // last collection.
   ProviderHints GetTopologyHints(const Pod& pod, const Container& container) override
       ABSL_LOCKS_EXCLUDED(mu_);
-  // Pod scope (GetPodTopologyHints, item 38): the same per resource of the pod, for the pod's
-  // effective request (PodDeviceRequest()), against the devices all its containers hold; no
+  // Pod scope (GetPodTopologyHints in topology_hints.go): the same per resource of the pod, for the
+  // pod's effective request (PodDeviceRequest()), against the devices all its containers hold; no
   // reusable devices.
   ProviderHints GetPodTopologyHints(const Pod& pod) override ABSL_LOCKS_EXCLUDED(mu_);
 

@@ -1,6 +1,7 @@
 // The container runtime options a container's devices add up to: the kubelet's
 // GetDeviceRunContainerOptions merge of the cached Allocate answers of every resource the
-// container holds (reference §2.G item 43). Conflicts never fail; the first answer wins.
+// container holds (deviceRunContainerOptions in pkg/kubelet/cm/devicemanager/pod_devices.go).
+// Conflicts never fail; the first answer wins.
 #ifndef KDP_MANAGER_SRC_DEVICEMANAGER_RUN_OPTIONS_H_
 #define KDP_MANAGER_SRC_DEVICEMANAGER_RUN_OPTIONS_H_
 

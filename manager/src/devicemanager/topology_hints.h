@@ -1,8 +1,9 @@
 // The device manager as a topology-manager hint provider (the kubelet's devicemanager
-// topology_hints.go, reference §2.F items 37-41): which NUMA-node masks could hold a container's
-// (or a pod's) devices of one resource, and which of them are preferred (the narrowest that the
-// resource's whole device population could fill). Pure functions over a snapshot, so each rule is
-// testable without a plugin; DeviceManager::GetTopologyHints() feeds them.
+// topology_hints.go: GetTopologyHints, GetPodTopologyHints, generateDeviceTopologyHints): which
+// NUMA-node masks could hold a container's (or a pod's) devices of one resource, and which of them
+// are preferred (the narrowest that the resource's whole device population could fill). Pure
+// functions over a snapshot, so each rule is testable without a plugin;
+// DeviceManager::GetTopologyHints() feeds them.
 //
 // Masks are enumerated over the NUMA nodes that host devices of the resource (kubernetes PR
 // #138244), not over every node of the machine: the kubelet's 2^N enumeration stalls on machines

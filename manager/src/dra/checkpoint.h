@@ -1,5 +1,5 @@
 // The kubelet's DRA manager checkpoint, `<kubelet root>/dra_manager_state`, in the layout kubelet
-// 1.32+ writes (reference §2 items 24–27, PR #126303): a JSON envelope
+// 1.32+ writes (PR #126303, "DRA: refactor checkpointing"): a JSON envelope
 // `{"Data":"<JSON as a string>","Checksum":<uint32>}` whose Checksum is the CRC-32/IEEE of the
 // exact Data bytes, and Data the JSON of `{"kind":"DRACheckpoint","apiVersion":
 // "checkpoint.dra.kubelet.k8s.io/v1","ClaimInfoStateList":[...]}` with Go's field names and

@@ -145,7 +145,8 @@ absl::StatusOr<std::unique_ptr<ClaimInfoCache>> ClaimInfoCache::Create(
   std::unique_ptr<ClaimInfoCache> cache(new ClaimInfoCache(*std::move(checkpointer)));
   {
     absl::MutexLock lock(&cache->mu_);
-    // Restored claims are not prepared (§2 item 27): the next sandbox re-calls the drivers.
+    // Restored claims are not prepared (as newClaimInfoFromState in the kubelet's
+    // pkg/kubelet/cm/dra/claiminfo.go): the next sandbox re-calls the drivers.
     for (const state::ClaimInfoState& claim : *restored) {
       cache->contents_.Add(ClaimInfo::FromState(claim));
     }

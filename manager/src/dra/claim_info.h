@@ -1,8 +1,8 @@
 // ClaimInfo and ClaimInfoCache: the DRA manager's record of every ResourceClaim prepared on this
-// node (the kubelet's pkg/kubelet/cm/dra/claiminfo.go, reference §2 items 6–9). A ClaimInfo holds
-// the persistent ClaimInfoState (claim identity, the pods using it, and per driver the devices
-// the driver prepared) plus the in-memory `prepared` flag, which is never persisted: after a
-// restart every claim is unprepared again, so the next pod sandbox re-calls its drivers.
+// node (the kubelet's pkg/kubelet/cm/dra/claiminfo.go). A ClaimInfo holds the persistent
+// ClaimInfoState (claim identity, the pods using it, and per driver the devices the driver
+// prepared) plus the in-memory `prepared` flag, which is never persisted: after a restart every
+// claim is unprepared again, so the next pod sandbox re-calls its drivers.
 //
 // The cache is keyed "<namespace>/<claimName>" and backed by the checkpoint (checkpoint.h). Its
 // content is reachable only inside WithLock/WithRLock; SyncToCheckpoint writes a snapshot

@@ -1,5 +1,5 @@
 // DeviceHealthTracker is the health half of the DRA manager (the kubelet's Manager methods
-// HandleWatchResourcesStream and UpdateAllocatedResourcesStatus, reference §2 items 36–39, gates
+// HandleWatchResourcesStream and UpdateAllocatedResourcesStatus, KEP-4680, kubelet 1.34+; gates
 // ResourceHealthStatus and ResourceHealthStatusMessage on). It is the HealthStreamHandler the
 // plugin manager's health streams feed: each message is converted (buildDeviceHealth) and
 // applied to the HealthInfoCache, and when devices changed the pods whose prepared claims use

@@ -1,6 +1,6 @@
 // HealthInfoCache: the DRA manager's record of the device health that drivers report through
 // their health streams (the kubelet's healthInfoCache, pkg/kubelet/cm/dra/healthinfo.go, and the
-// state.DevicesHealthMap types; reference §2 items 36–39). Per driver, devices keyed
+// state.DevicesHealthMap types; KEP-4680, kubelet 1.34+). Per driver, devices keyed
 // "<pool>/<device>" with their health, the time kdp last heard of them, their health-check
 // timeout and the driver's message. Each stream message is the driver's complete list:
 // UpdateHealthInfo replaces what was reported, turns an unreported device Unknown once its

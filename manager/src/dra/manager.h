@@ -1,7 +1,7 @@
 // DraManager: kdp-manager's copy of the kubelet's DRA manager (pkg/kubelet/cm/dra/manager.go,
-// reference §2 items 1–27, 1.34 behaviour). The pod lifecycle calls PrepareResources before it
-// creates a pod sandbox, GetResources while it builds a container (the CDI device IDs go to the
-// runtime), UnprepareResources once every container of a terminating pod has stopped, and
+// kubelet 1.34 behaviour). The pod lifecycle calls PrepareResources before it creates a pod
+// sandbox, GetResources while it builds a container (the CDI device IDs go to the runtime),
+// UnprepareResources once every container of a terminating pod has stopped, and
 // PodMightNeedToUnprepareResources before it forgets a pod; a periodic task (the kubelet: every
 // 60 s, once all config sources are ready) calls ReconcileOrphans with the active pods.
 //
@@ -10,11 +10,12 @@
 // `<state_dir>/dra_manager_state`, so after a restart unprepare still works without the API server
 // and GetResources still answers for running pods.
 //
-// Error texts are the kubelet's (item 28/29): "prepare dynamic resources: …",
-// "unprepare dynamic resources: …", "fetch ResourceClaim <name>: …", "DRA driver <d> is not
-// registered", "NodePrepareResources skipped <n> ResourceClaims", ...
+// Error texts are the kubelet's (1.34+, as pkg/kubelet/cm/dra/manager_test.go checks them):
+// "prepare dynamic resources: …", "unprepare dynamic resources: …",
+// "fetch ResourceClaim <name>: …", "DRA driver <d> is not registered",
+// "NodePrepareResources skipped <n> ResourceClaims", ...
 //
-// Device health (KEP-4680, §2 items 36–39) lives in a DeviceHealthTracker the manager owns: the
+// Device health (KEP-4680, kubelet 1.34+) lives in a DeviceHealthTracker the manager owns: the
 // drivers' health streams feed it through health_stream_handler() (hand it to
 // DraPluginManager::SetHealthStreamHandler), it persists `<state_dir>/dra_health_state`, and the
 // pod side reads UpdateAllocatedResourcesStatus for containerStatuses[].allocatedResourcesStatus.
@@ -100,7 +101,7 @@ class DraManager {
   DraManager(const DraManager&) = delete;
   DraManager& operator=(const DraManager&) = delete;
 
-  // Prepares every claim of the pod that is not yet prepared (§2 items 10–15): validates all of
+  // Prepares every claim of the pod that is not yet prepared (prepareResources): validates all of
   // them first (claim fetched, owned by the pod for a template claim, pod in reservedFor,
   // allocated, every driver registered) without touching the cache (#131957); then per claim
   // adds the pod reference and writes the checkpoint (before any RPC, #116411); then one
@@ -114,7 +115,7 @@ class DraManager {
   // created yet"), as resourceclaim.Name.
   [[nodiscard]] absl::Status PrepareResources(const Pod& pod);
 
-  // Unprepares the pod's claims (§2 items 18–21): those of the cache that reference the pod
+  // Unprepares the pod's claims (unprepareResources): those of the cache that reference the pod
   // (else those named by the pod spec). A claim still used by another pod only loses this pod's
   // reference; the others go, per driver, to one NodeUnprepareResources call, and are removed
   // from the cache once every call succeeded; the checkpoint is then written. Not cached, or
@@ -125,9 +126,9 @@ class DraManager {
   // come from the cache alone.
   [[nodiscard]] absl::Status UnprepareResourcesForPod(const std::string& pod_uid);
 
-  // The CDI device IDs `container` of `pod` gets (§2 item 17), in the order of the container's
-  // claims. FAILED_PRECONDITION "unable to get claim info for ResourceClaim …" when a claim the
-  // container uses is not cached (the container must not start).
+  // The CDI device IDs `container` of `pod` gets (the kubelet's GetResources), in the order of the
+  // container's claims. FAILED_PRECONDITION "unable to get claim info for ResourceClaim …" when a
+  // claim the container uses is not cached (the container must not start).
   [[nodiscard]] absl::StatusOr<std::vector<std::string>> GetResources(
       const Pod& pod, const Container& container) const;
 
@@ -140,7 +141,7 @@ class DraManager {
   // Whether any cached claim still references the pod: the pod must not be forgotten yet.
   bool PodMightNeedToUnprepareResources(const std::string& pod_uid) const;
 
-  // The kubelet's reconcile loop body (§2 item 23): unprepares every pod referenced by a cached
+  // The kubelet's reconcile loop body (reconcileLoop): unprepares every pod referenced by a cached
   // claim that is not in `active_pod_uids`. Tries every such pod; returns OK, or the first error
   // (each failure is also logged; the next run retries). `active_pod_uids` may be read before the
   // call without any admission lock held: a pod whose PrepareResources began after the previous

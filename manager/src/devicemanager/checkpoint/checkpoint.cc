@@ -24,7 +24,7 @@ void AppendStringArray(const std::vector<std::string>& items, std::string* out) 
   out->push_back(']');
 }
 
-// ---- go-spew %#v, as k8s.io/apimachinery's dump.ForHash prints this data (§3.4) --------------
+// ---- go-spew %#v, as k8s.io/apimachinery's dump.ForHash prints this data ---------------------
 
 constexpr char kDataType[] = "(checkpoint.checkpointData)";
 constexpr char kEntriesType[] = "PodDeviceEntries:([]checkpoint.PodDevicesEntry)";

@@ -1,7 +1,8 @@
 // The kubelet's device-manager checkpoint, `device-plugins/kubelet_internal_checkpoint`, byte for
-// byte (reference §3): the current ("v2", kubelet 1.20+) layout for writing, and both v2 and the
-// legacy v1 layout (DeviceIDs as a plain list) for reading, each with its checksum: FNV-1a 32 over
-// the go-spew `%#v` dump of the Data member (§3.4). Pure functions over bytes; no file I/O here.
+// byte (pkg/kubelet/cm/devicemanager/checkpoint): the current ("v2", kubelet 1.20+) layout for
+// writing, and both v2 and the legacy v1 layout (DeviceIDs as a plain list, checkpointv1.go) for
+// reading, each with its checksum: FNV-1a 32 over the go-spew `%#v` dump of the Data member
+// (pkg/kubelet/checkpointmanager/checksum). Pure functions over bytes; no file I/O here.
 #ifndef KDP_MANAGER_SRC_DEVICEMANAGER_CHECKPOINT_CHECKPOINT_H_
 #define KDP_MANAGER_SRC_DEVICEMANAGER_CHECKPOINT_CHECKPOINT_H_
 
@@ -65,7 +66,8 @@ struct Decoded {
 // manager checkpoint. A checksum mismatch is NOT an error here: see Decoded::checksum_ok().
 absl::StatusOr<Decoded> Decode(std::string_view bytes);
 
-// FNV-1a 32-bit, the kubelet's checksum hash (over the go-spew dump of Data, §3.4).
+// FNV-1a 32-bit, the kubelet's checksum hash (over the go-spew dump of Data; see
+// pkg/kubelet/checkpointmanager/checksum).
 uint32_t Fnv1a32(std::string_view bytes);
 
 }  // namespace kdp::manager::checkpoint

@@ -1,5 +1,5 @@
 // HealthStream consumes the optional device-health service of one registered DRA driver instance
-// (KEP-4680, reference §1.5 and §2 items 36–39): the kubelet's health goroutine started in
+// (KEP-4680, the dra-health API, kubelet 1.34+): the kubelet's health goroutine started in
 // DRAPluginManager.add, which runs NodeWatchResources on the instance's connection and hands the
 // stream to the DRA manager (Manager.HandleWatchResourcesStream). kdp starts one only for an
 // instance that advertised "v1.DRAResourceHealth" or "v1alpha1.DRAResourceHealth" in

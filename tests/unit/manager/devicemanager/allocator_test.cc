@@ -99,7 +99,7 @@ constexpr char kPreviousUnhealthy[] =
     "previously allocated devices are no longer healthy; cannot allocate unhealthy devices "
     "domain1.com/resource1";
 
-// --- Errors, in the kubelet's order (reference §2.E item 29 a–f) ---
+// --- Errors, in the order of the kubelet's devicesToAllocate ---
 
 TEST(DevicesToAllocate, ChangedRequestFailsWithKubeletText) {
   AllocationRequest request = MakeRequest(3, {{"dev1"}, {"dev2"}, {"dev3"}});
@@ -286,7 +286,7 @@ TEST(DevicesToAllocate, PreferredErrorIsReturnedOnAlignedPath) {
   EXPECT_EQ(result.status().code(), absl::StatusCode::kDeadlineExceeded);
 }
 
-// --- Topology (TestTopologyAlignedAllocation, §4.4 item 35) ---
+// --- Topology (TestTopologyAlignedAllocation, topology_hints_test.go) ---
 
 TEST(DevicesToAllocate, PrefersAlignedDevices) {
   AllocationRequest request = MakeRequest(2, {{"dev1", true, {0}},
@@ -354,7 +354,7 @@ TEST(DevicesToAllocate, MultiSocketAffinityPreferredAccepted) {
               IsOkAndHolds(ElementsAre("dev2", "dev1", "dev6", "dev5")));
 }
 
-// --- GetPreferredAllocation parameters (TestGetPreferredAllocationParameters, §4.4 item 36) ---
+// --- GetPreferredAllocation parameters (TestGetPreferredAllocationParameters) ---
 
 struct ParamCase {
   std::string description;
@@ -488,7 +488,7 @@ TEST(DevicesToAllocate, PassesKubeletPreferredAllocationParameters) {
   }
 }
 
-// --- FilterByAffinity (TestFilterByAffinity, §4.1 item 10) ---
+// --- FilterByAffinity (TestFilterByAffinity, manager_test.go) ---
 
 ResourceDevices FilterDevices() {
   return MakeDevices(

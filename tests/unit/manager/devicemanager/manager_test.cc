@@ -1,10 +1,11 @@
 // The kubelet's device-manager test scenarios (pkg/kubelet/cm/devicemanager/manager_test.go,
-// reference §4.1) against kdp's DeviceManager: a real manager serving kubelet.sock in a temporary
+// 1.31-1.33) against kdp's DeviceManager: a real manager serving kubelet.sock in a temporary
 // directory, third-party plugins as StubPlugin instances registering through it, and the grace
 // period driven by an injected clock. Each TEST is named after the upstream test it ports; where
 // upstream pokes private maps, the same facts are asserted through the public API (GetCapacity,
 // Resources, Allocate, CheckpointData), and where upstream is weak the assertions go further.
-// Topology-hint scenarios (§4.4, and TestGetTopologyHintsWithUpdates) live with the hint provider.
+// Topology-hint scenarios (upstream's topology_hints_test.go, and TestGetTopologyHintsWithUpdates)
+// live with the hint provider.
 // Not ported: the probe-mode variants (kdp has no plugins_registry watcher), TestFilterByAffinity
 // (allocator_test.cc), TestUpdatePluginResources (no NodeInfo to sanitize),
 // TestUpdateAllocatedResourcesStatus / TestFeatureGateResourceHealthStatus /

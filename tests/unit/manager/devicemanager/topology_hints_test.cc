@@ -1,5 +1,5 @@
 // The kubelet's device-manager topology tests (pkg/kubelet/cm/devicemanager/topology_hints_test.go,
-// reference §4.4 items 34-37) against kdp's DeviceManager as a topology-manager hint provider: a
+// every scenario) against kdp's DeviceManager as a topology-manager hint provider: a
 // real manager serving kubelet.sock in a temporary directory, each resource served by a StubPlugin
 // whose devices carry NUMA nodes, pods and containers built directly. Where upstream writes its
 // private maps (podDevices, allocatedDevices, devicesToReuse), the same states are reached through
@@ -307,7 +307,7 @@ void ExpectHints(const ProviderHints& got, const ProviderHints& want) {
   }
 }
 
-// --- TestGetTopologyHints / TestGetPodTopologyHints (§4.4 item 34) ----------------------------
+// --- TestGetTopologyHints / TestGetPodTopologyHints ------------------------------------------
 
 // Devices a container holds before the hints are asked for.
 struct HeldDevices {
@@ -478,7 +478,7 @@ TEST(TopologyHints, TestGetPodTopologyHints) {
   for (const HintCase& c : PodScopeCases()) RunHintCase(c, Scope::kPod);
 }
 
-// --- TestTopologyAlignedAllocation (§4.4 item 35) --------------------------------------------
+// --- TestTopologyAlignedAllocation -----------------------------------------------------------
 
 struct AlignedCase {
   std::string description;
@@ -628,7 +628,7 @@ TEST(TopologyHints, TestTopologyAlignedAllocation) {
   }
 }
 
-// --- TestGetPreferredAllocationParameters (§4.4 item 36) -------------------------------------
+// --- TestGetPreferredAllocationParameters ----------------------------------------------------
 
 struct ParamCase {
   std::string description;
@@ -755,7 +755,7 @@ TEST(TopologyHints, TestGetPreferredAllocationParameters) {
   }
 }
 
-// --- TestGetPodDeviceRequest (§4.4 item 37) --------------------------------------------------
+// --- TestGetPodDeviceRequest -----------------------------------------------------------------
 
 struct PodRequestCase {
   std::string description;

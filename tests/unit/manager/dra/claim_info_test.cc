@@ -1,5 +1,5 @@
-// ClaimInfo and ClaimInfoCache: every case of the kubelet's claiminfo_test.go (1.33, reference
-// §5.2), plus restore-from-checkpoint and checkpoint ordering under concurrent writers.
+// ClaimInfo and ClaimInfoCache: every case of the kubelet's pkg/kubelet/cm/dra/claiminfo_test.go
+// (1.33), plus restore-from-checkpoint and checkpoint ordering under concurrent writers.
 #include "manager/src/dra/claim_info.h"
 
 #include <fstream>

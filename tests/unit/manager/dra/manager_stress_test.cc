@@ -1,7 +1,7 @@
 // DraManager under concurrency (run under TSan by the "concurrency" label): the kubelet's
 // TestParallelPrepareUnprepareResources (30 goroutines preparing and unpreparing distinct pods
-// and claims at once, reference §5.1 item 23), and pods sharing one claim prepared and
-// unprepared concurrently: the driver is asked to unprepare it exactly once, by the last user.
+// and claims at once, in pkg/kubelet/cm/dra/manager_test.go), and pods sharing one claim prepared
+// and unprepared concurrently: the driver is asked to unprepare it exactly once, by the last user.
 #include <atomic>
 #include <string>
 #include <thread>

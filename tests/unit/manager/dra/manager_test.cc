@@ -1,7 +1,7 @@
-// DraManager: the kubelet's manager_test.go scenarios (reference §5.1, 1.31 list and the 1.34+
-// items without extended resources, health or share-id gates) with the kubelet's error texts,
-// plus batching, the #131957/#135919/#116411 fixes, restart from the checkpoint and the
-// reconcile loop. Drivers and the API server are fakes.
+// DraManager: the kubelet's pkg/kubelet/cm/dra/manager_test.go scenarios (its 1.31 list and the
+// 1.34+ items without extended resources, health or share-id gates) with the kubelet's error texts,
+// plus batching, the #131957/#135919/#116411 fixes, restart from the checkpoint and the reconcile
+// loop. Drivers and the API server are fakes.
 #include "manager/src/dra/manager.h"
 
 #include <fstream>

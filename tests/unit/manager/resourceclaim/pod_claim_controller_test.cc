@@ -1,5 +1,5 @@
 // PodClaimController: the resourceclaim controller's, the scheduler's DynamicResources plugin's
-// and the kubelet DRA manager's parts of a pod's ResourceClaims (reference dra.md §2, Appendix A),
+// and the kubelet DRA manager's parts of a pod's ResourceClaims (pkg/kubelet/cm/dra, KEP-4381),
 // over a real ObjectStore (slices, classes, claims and templates created as v1 JSON, as the REST
 // API stores them) and a real DraManager whose driver is a fake that reads the claim's allocation
 // from the store, as a real driver GETs it, and answers one device with a CDI ID per result.
