@@ -87,4 +87,14 @@ set(CPACK_COMPONENT_EXAMPLES_DESCRIPTION
     "example GPU device plugin and DRA driver built on the kdp SDK\n\
 kdp-gpu-plugin and kdp-dra-driver, with a bundled fake dual-socket topology (hwloc XML) and\n\
 sample manifests, to run against kdp-manager or a real kubelet.")
+# Debian policy 12.5: each package ships the license as /usr/share/doc/<package>/copyright.
+foreach(component_package IN ITEMS "sdk:libkdp-sdk-dev" "manager:kdp-manager"
+                                   "examples:kdp-examples")
+  string(REPLACE ":" ";" component_package "${component_package}")
+  list(GET component_package 0 component)
+  list(GET component_package 1 package)
+  install(FILES "${PROJECT_SOURCE_DIR}/LICENSE" DESTINATION "${CMAKE_INSTALL_DATADIR}/doc/${package}"
+          RENAME copyright COMPONENT ${component})
+endforeach()
+set(CPACK_RESOURCE_FILE_LICENSE "${PROJECT_SOURCE_DIR}/LICENSE")
 include(CPack)

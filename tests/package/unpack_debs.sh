@@ -6,6 +6,7 @@
 set -euo pipefail
 debs=$1 root=$2
 fail() { echo "unpack_debs: $*" >&2; exit 1; }
+versions=()
 
 rm -rf "$root"
 mkdir -p "$root"
@@ -31,8 +32,13 @@ for deb in "${files[@]}"; do
   if dpkg-deb --contents "$deb" | awk '{print $6}' | grep -Ev '^\./(usr/?|usr/.*)?$' | grep .; then
     fail "$name installs outside /usr"
   fi
+  # Debian policy 12.5: the license as /usr/share/doc/<package>/copyright, in every package.
+  dpkg-deb --contents "$deb" | awk '{print $6}' |
+    grep -x "./usr/share/doc/$name/copyright" >/dev/null ||
+    fail "$name has no usr/share/doc/$name/copyright"
   dpkg -x "$deb" "$root"
   echo "unpacked $name ($depends)"
+  versions+=("$(dpkg-deb --field "$deb" Version)")
 done
 # apt resolves every Depends from this machine's package lists (a simulation: nothing changes).
 if command -v apt-get >/dev/null; then
@@ -42,8 +48,13 @@ if command -v apt-get >/dev/null; then
   fi
   echo "apt-get --simulate: the dependencies resolve"
 fi
+# One version: every package carries it, and every program prints it (--version).
+version=${versions[0]}
+for v in "${versions[@]}"; do [ "$v" = "$version" ] || fail "package versions differ: ${versions[*]}"; done
 for program in kdp-manager kdpctl kdp-gpu-plugin kdp-dra-driver kdp-topology kdp-cdi-validate; do
   [ -x "$root/usr/bin/$program" ] || fail "no executable usr/bin/$program in the packages"
+  printed=$("$root/usr/bin/$program" --version) || fail "$program --version failed"
+  [ "$printed" = "$program $version" ] || fail "$program --version: '$printed', the packages: $version"
 done
 find "$root" -name kdp-sdk.pc | grep -q . || fail "no kdp-sdk.pc in the packages"
 find "$root" -name kdpConfig.cmake | grep -q . || fail "no kdpConfig.cmake in the packages"
