@@ -83,13 +83,14 @@ bool ProgramFlags::metrics_address_given() const {
   return metrics_ != nullptr && metrics_->count() > 0;
 }
 
-void BlockTerminationSignals() {
+sigset_t BlockTerminationSignals() {
   signal(SIGPIPE, SIG_IGN);
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
 }
 
 void LogFactoryError(const std::string& program, const absl::Status& status) {

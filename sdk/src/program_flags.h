@@ -8,6 +8,8 @@
 #ifndef KDP_SDK_SRC_PROGRAM_FLAGS_H_
 #define KDP_SDK_SRC_PROGRAM_FLAGS_H_
 
+#include <signal.h>
+
 #include <functional>
 #include <memory>
 #include <optional>
@@ -58,8 +60,9 @@ class ProgramFlags {
 
 // Ignores SIGPIPE (a write to a closed connection fails with EPIPE instead of killing the process)
 // and blocks SIGTERM and SIGINT in the calling thread, so that every thread it starts later
-// inherits the mask and only the runner's sigwait() sees them.
-void BlockTerminationSignals();
+// inherits the mask and only the runner's sigwait() sees them. Returns the set it blocked, the one
+// to sigwait() for.
+sigset_t BlockTerminationSignals();
 
 // Logs a vendor factory's failure (the process then exits 1).
 void LogFactoryError(const std::string& program, const absl::Status& status);

@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/logging.h"
+#include "sdk/src/program_flags.h"
 
 namespace kdp::internal {
 
@@ -23,12 +24,7 @@ template <typename Create>
 int RunUntilSignal(Create create, const char* what) {
   // The process is the runner's: a write to a connection the peer closed (the API server's TLS
   // connection, OpenSSL writing with write(2)) fails with EPIPE instead of killing it.
-  signal(SIGPIPE, SIG_IGN);
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  const sigset_t signals = BlockTerminationSignals();
 
   auto runner = create();
   if (!runner.ok()) {
