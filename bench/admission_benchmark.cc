@@ -57,7 +57,7 @@
 #include "manager/src/devicemanager/checkpoint/checkpoint.h"
 #include "manager/src/devicemanager/manager.h"
 #include "manager/src/pod/pod.h"
-#include "manager/src/pod_manager.h"
+#include "manager/src/podmanager/pod_manager.h"
 #include "manager/src/state/state_store.h"
 
 namespace kdp::bench {

@@ -65,6 +65,11 @@
 #include "kdp/dra_driver.h"
 #include "kdp/plugin_runner.h"
 #include "manager/src/admin/admin_server.h"
+#include "manager/src/controlplane/resourceapi/kubeconfig.h"
+#include "manager/src/controlplane/resourceapi/local_api.h"
+#include "manager/src/controlplane/resourceapi/persistence.h"
+#include "manager/src/controlplane/resourceapi/store.h"
+#include "manager/src/controlplane/resourceclaim/pod_claim_controller.h"
 #include "manager/src/devicemanager/manager.h"
 #include "manager/src/devicemanager/plugin_watcher_handler.h"
 #include "manager/src/dra/manager.h"
@@ -72,14 +77,9 @@
 #include "manager/src/pluginmanager/plugin_manager.h"
 #include "manager/src/pod/pod.h"
 #include "manager/src/pod/pod_manifest.h"
-#include "manager/src/pod_manager.h"
-#include "manager/src/resourceapi/kubeconfig.h"
-#include "manager/src/resourceapi/local_api.h"
-#include "manager/src/resourceapi/persistence.h"
-#include "manager/src/resourceapi/store.h"
-#include "manager/src/resourceclaim/pod_claim_controller.h"
+#include "manager/src/podmanager/pod_manager.h"
 #include "manager/src/state/state_store.h"
-#include "sdk/src/kube_client.h"
+#include "sdk/src/kube/kube_client.h"
 
 namespace kdp::bench {
 namespace {
@@ -183,7 +183,7 @@ class BenchDraDriver final : public DraDriver {
     return results;
   }
 
-  absl::StatusOr<std::vector<DraDevice>> Devices() override {
+  absl::StatusOr<std::vector<DraDevice>> Discover() override {
     std::vector<DraDevice> devices;
     for (int i = 0; i < kDevices; ++i) {
       devices.push_back({.name = absl::StrCat("gpu", i),

@@ -1,12 +1,20 @@
 #!/usr/bin/env python3
-"""Fails the build when a component includes a header it has not declared a dependency on.
+"""Fails the build when a component includes a header it has not declared a dependency on, or
+when it is on a cycle of dependencies.
 
 cmake/layering.cmake writes a map of every component (a library target): the folders it owns,
-which of them other components may include (public) and the components it links directly. This
+which of them other components may include (public; an entry may also name one header, for a
+folder of headers several components share, such as the SDK's include/kdp/) and the components it
+links directly. This
 script checks one component: every `#include "..."` in the files of its folders must name a
 header of its own folders or of a public folder of a component it links directly
 (target_link_libraries). A header of a component linked only through another is refused, as
 Bazel's layering_check refuses it: the dependency a file relies on is declared where the file is.
+
+The dependencies among the components must have no cycle: CMake accepts cyclic static
+libraries silently (it links them repeated), and the components of a cycle are one that can be
+built, linked and tested only together. A component on a cycle fails with the cycle, written from
+its first component in name order, so that every check on it prints the same line.
 
 Include paths are the project root's ("manager/src/pod/pod.h"), the SDK's public headers
 ("kdp/topology.h" = sdk/include/kdp/topology.h) and the generated protobuf headers
@@ -14,9 +22,11 @@ Include paths are the project root's ("manager/src/pod/pod.h"), the SDK's public
 standard library, Abseil, gRPC, "httplib.h") is not the project's and is not checked.
 
 Usage: check_layering.py --map MAP.json --component NAME --stamp FILE
-Exit 1 with one line per refused include: file:line, the header, its component, and the rule.
+Exit 1 with one line per refused include: file:line, the header, its component, and the rule;
+and one line for a cycle through the component: "layering: cycle: a -> b -> a".
 """
 import argparse
+import collections
 import json
 import os
 import re
@@ -25,27 +35,33 @@ import sys
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
-def owner(path, components):
-    """The component owning a project-relative path: the longest folder that contains it."""
-    best, best_len = None, -1
+def owns(entry, path):
+    """How specifically `entry` (a folder, "folder/**", or one header "dir/x.h") covers `path`:
+    -1 when it does not, else the length of what it names (a file beats any folder)."""
+    if entry.endswith(".h"):
+        return 1 << 20 if path == entry else -1
+    recursive = entry.endswith("/**")
+    base = entry[:-3] if recursive else entry
     folder = os.path.dirname(path)
+    if folder == base or (recursive and folder.startswith(base + "/")):
+        return len(base)
+    return -1
+
+
+def owner(path, components):
+    """The component owning a project-relative path: the one whose entry names it most
+    specifically (the header itself, else the longest folder that contains it)."""
+    best, best_len = None, -1
     for name, comp in components.items():
-        for d in comp["public"] + comp["private"]:
-            recursive = d.endswith("/**")
-            base = d[:-3] if recursive else d
-            if folder == base or (recursive and folder.startswith(base + "/")):
-                if len(base) > best_len:
-                    best, best_len = name, len(base)
+        for entry in comp["public"] + comp["private"]:
+            length = owns(entry, path)
+            if length > best_len:
+                best, best_len = name, length
     return best
 
 
 def is_public(path, comp):
-    folder = os.path.dirname(path)
-    for d in comp["public"]:
-        base = d[:-3] if d.endswith("/**") else d
-        if folder == base or (d.endswith("/**") and folder.startswith(base + "/")):
-            return True
-    return False
+    return any(owns(entry, path) >= 0 for entry in comp["public"])
 
 
 def resolve(include, root):
@@ -63,6 +79,34 @@ def resolve(include, root):
     return None
 
 
+def cycle_through(name, components):
+    """The shortest cycle of dependencies through component `name`, as the list of its components
+    from the first in name order back to it (["a", "b", "a"]), or None."""
+    parent = {}
+    queue = collections.deque()
+    for dep in components[name]["deps"]:
+        if dep not in parent:
+            parent[dep] = name
+            queue.append(dep)
+    while queue:
+        current = queue.popleft()
+        if current == name:
+            path = [name]
+            node = parent[name]
+            while node != name:
+                path.append(node)
+                node = parent[node]
+            path.reverse()  # in link order: a dependency of name, ..., name
+            first = path.index(min(path))
+            cycle = path[first:] + path[:first]
+            return cycle + [cycle[0]]
+        for dep in components.get(current, {}).get("deps", []):
+            if dep not in parent:
+                parent[dep] = current
+                queue.append(dep)
+    return None
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--map", required=True)
@@ -74,6 +118,12 @@ def main():
     root, components = layering["root"], layering["components"]
     me = components[args.component]
     errors = []
+    cycle = cycle_through(args.component, components)
+    if cycle:
+        errors.append(
+            f"cycle: {' -> '.join(cycle)} ({args.component} links, directly or not, a component "
+            f"that links it: break the cycle, e.g. by moving what both need into a component of "
+            f"its own)")
     for path in me["files"]:
         if owner(path, components) != args.component:
             continue  # A subfolder that another component owns.

@@ -1,7 +1,8 @@
 # What `cmake --install` puts in place, and the Debian packages CPack makes of it (cpack -G DEB in
 # the build tree). Three components, one package each:
 #   sdk      → libkdp-sdk-dev: public headers (include/kdp), the static libraries, the CMake package
-#              (find_package(kdp CONFIG) → kdp::sdk), kdp-sdk.pc, kdp-topology, kdp-cdi-validate
+#              (find_package(kdp CONFIG) → kdp::sdk, and kdp::topology alone), kdp-sdk.pc,
+#              kdp-topology, kdp-cdi-validate
 #   manager  → kdp-manager: kdp-manager and kdpctl
 #   examples → kdp-examples: kdp-gpu-plugin, kdp-dra-driver, the fake topology, the sample manifests
 include(GNUInstallDirs)
@@ -12,9 +13,10 @@ set(KDP_CMAKE_INSTALL_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/kdp")
 # kdp::sdk links its private parts (the wire contracts and the shared helpers) as static archives;
 # they are installed and exported too, but no header of theirs is.
 set_target_properties(kdp_sdk PROPERTIES EXPORT_NAME sdk)
+set_target_properties(kdp_topology PROPERTIES EXPORT_NAME topology)
 set_target_properties(kdp_proto PROPERTIES EXPORT_NAME internal_proto)
 set_target_properties(kdp_common PROPERTIES EXPORT_NAME internal_common)
-install(TARGETS kdp_sdk kdp_proto kdp_common EXPORT kdpTargets
+install(TARGETS kdp_sdk kdp_topology kdp_proto kdp_common EXPORT kdpTargets
         ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}" COMPONENT sdk
         INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/sdk/include/kdp" DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}"

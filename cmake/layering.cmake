@@ -5,11 +5,17 @@
 #   kdp_component(<target> PUBLIC_DIRS <dir>... [PRIVATE_DIRS <dir>...])
 #
 # Folders are relative to the project root; "<dir>/**" also owns its subfolders (a subfolder
-# named by another component belongs to that one). Headers in PUBLIC_DIRS may be included by the
+# named by another component belongs to that one); an entry ending in ".h" owns that one header
+# (for the SDK's include/kdp/, whose headers belong to several components). Headers in PUBLIC_DIRS may be included by the
 # components that link <target>; PRIVATE_DIRS only by <target> itself (the SDK's src/). A
-# component's dependencies are its target_link_libraries, PUBLIC and PRIVATE: nothing to declare
-# twice. The check of a component runs before its sources compile (the target depends on it) and
-# again whenever one of its files, or the map of components, changes.
+# component's dependencies are its target_link_libraries, PUBLIC and PRIVATE (a header-only
+# component is an INTERFACE library: its INTERFACE ones): nothing to declare twice. The
+# dependencies among components must have no cycle: CMake links cyclic static libraries without a
+# word, and a cycle makes its components one that can be neither built nor tested apart; the check
+# of a component on a cycle fails, naming it ("layering: cycle: a -> b -> a"). The check of a
+# component runs before its sources compile (the target depends on it; an INTERFACE component's
+# consumers do, as CMake follows an interface library's dependencies in its place) and again
+# whenever one of its files, or the map of components, changes.
 #
 # Why a script and not the compiler: clang's -fmodules-strict-decluse (Bazel's layering_check)
 # checks only the includes of the file being compiled, not those of the headers it includes, and
@@ -43,7 +49,13 @@ function(kdp_layering_finalize)
   foreach(component ${components})
     get_target_property(public ${component} KDP_PUBLIC_DIRS)
     get_target_property(private ${component} KDP_PRIVATE_DIRS)
-    get_target_property(links ${component} LINK_LIBRARIES)
+    # A header-only component is an INTERFACE library, whose dependencies are its interface's.
+    get_target_property(type ${component} TYPE)
+    if(type STREQUAL "INTERFACE_LIBRARY")
+      get_target_property(links ${component} INTERFACE_LINK_LIBRARIES)
+    else()
+      get_target_property(links ${component} LINK_LIBRARIES)
+    endif()
     set(deps "")
     foreach(link ${links})
       if(link IN_LIST components)
@@ -53,7 +65,9 @@ function(kdp_layering_finalize)
     set(files "")
     set(file_paths "")
     foreach(dir ${public} ${private})
-      if(dir MATCHES "/\\*\\*$")
+      if(dir MATCHES "\\.h$")
+        set(found "${dir}")
+      elseif(dir MATCHES "/\\*\\*$")
         string(REGEX REPLACE "/\\*\\*$" "" base "${dir}")
         file(GLOB_RECURSE found CONFIGURE_DEPENDS RELATIVE "${PROJECT_SOURCE_DIR}"
              "${PROJECT_SOURCE_DIR}/${base}/*.h" "${PROJECT_SOURCE_DIR}/${base}/*.cc")

@@ -26,7 +26,7 @@ class GpuDraDriver final : public CdiDraDriver {
         options_(std::move(options)),
         gpus_(std::move(gpus)) {}
 
-  absl::StatusOr<std::vector<DraDevice>> Devices() override {
+  absl::StatusOr<std::vector<DraDevice>> Discover() override {
     std::vector<DraDevice> devices;
     for (const Gpu& gpu : gpus_) {
       DraDevice device{.name = gpu.id, .capacity = {{"memory", options_.gpu_memory}}};
@@ -45,7 +45,7 @@ class GpuDraDriver final : public CdiDraDriver {
                                                   size_t i) override {
     absl::StatusOr<std::string> strategy = ConfigString(claim.configs, kSharingStrategy);
     if (!strategy.ok()) return strategy.status();
-    // The SDK checked that Devices() lists it.
+    // The SDK checked that Discover() lists it.
     auto gpu = std::find_if(gpus_.begin(), gpus_.end(),
                             [&](const Gpu& g) { return g.id == device.device; });
     cdi::ContainerEdits edits{

@@ -19,10 +19,10 @@
 #include "common/log_flags.h"
 #include "common/logging.h"
 #include "kdp/topology.h"
-#include "manager/src/manager_metrics.h"
+#include "manager/src/controlplane/resourceapi/validation.h"
+#include "manager/src/metrics/manager_metrics.h"
 #include "manager/src/node/manager_options.h"
 #include "manager/src/node/node.h"
-#include "manager/src/resourceapi/validation.h"
 
 namespace {
 

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "manager/src/resourceapi/types.h"
-#include "manager/src/scheduling/cel_lexer.h"
-#include "manager/src/scheduling/cel_subset.h"
+#include "manager/src/controlplane/resourceapi/types.h"
+#include "manager/src/controlplane/scheduling/cel_lexer.h"
+#include "manager/src/controlplane/scheduling/cel_subset.h"
 
 namespace {
 

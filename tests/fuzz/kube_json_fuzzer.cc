@@ -1,9 +1,9 @@
 // Fuzzes the SDK's decoding of what the Kubernetes API server (or kdp-manager's local resource
 // API) answers a DRA driver, and of the kubeconfig that says where that server is:
-//   - a ResourceClaim (sdk/src/dra_claim_json.h DecodeClaim), as NodePrepareResources reads it;
-//   - a ResourceSlice list, as ReconcileResourceSlices (sdk/src/dra_slice_publisher.h) reads it
+//   - a ResourceClaim (sdk/src/dra/claim_json.h DecodeClaim), as NodePrepareResources reads it;
+//   - a ResourceSlice list, as ReconcileResourceSlices (sdk/src/dra/slice_publisher.h) reads it
 //     before it creates, updates and deletes the driver's slices (through a fake client);
-//   - a kubeconfig (sdk/src/kube_client.h LoadKubeConfigFile), written to a per-process file.
+//   - a kubeconfig (sdk/src/kube/kube_client.h LoadKubeConfigFile), written to a per-process file.
 // The same input is used for all three (JSON is YAML, so one seed serves every reader).
 //
 // Properties checked beyond "no crash": errors carry the documented codes; a decoded claim holds
@@ -26,9 +26,9 @@
 #include "absl/strings/match.h"
 #include "common/logging.h"
 #include "nlohmann/json.hpp"
-#include "sdk/src/dra_claim_json.h"
-#include "sdk/src/dra_slice_publisher.h"
-#include "sdk/src/kube_client.h"
+#include "sdk/src/dra/claim_json.h"
+#include "sdk/src/dra/slice_publisher.h"
+#include "sdk/src/kube/kube_client.h"
 #include "yaml-cpp/yaml.h"
 
 namespace {

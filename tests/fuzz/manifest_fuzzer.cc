@@ -21,12 +21,12 @@
 #include "google/protobuf/stubs/logging.h"
 #include "kdp/admin/v1/admin.pb.h"
 #include "manager/src/admin/manifest.h"
+#include "manager/src/controlplane/resourceapi/codec.h"
+#include "manager/src/controlplane/resourceapi/conversion.h"
+#include "manager/src/controlplane/resourceapi/kinds.h"
+#include "manager/src/controlplane/resourceapi/store.h"
 #include "manager/src/pod/pod_json.h"
 #include "manager/src/pod/pod_manifest.h"
-#include "manager/src/resourceapi/codec.h"
-#include "manager/src/resourceapi/conversion.h"
-#include "manager/src/resourceapi/kinds.h"
-#include "manager/src/resourceapi/store.h"
 
 namespace {
 

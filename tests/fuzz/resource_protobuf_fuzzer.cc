@@ -16,11 +16,11 @@
 
 #include "absl/time/time.h"
 #include "google/protobuf/stubs/logging.h"
-#include "manager/src/resourceapi/codec.h"
-#include "manager/src/resourceapi/conversion.h"
-#include "manager/src/resourceapi/kinds.h"
-#include "manager/src/resourceapi/protobuf_codec.h"
-#include "manager/src/resourceapi/store.h"
+#include "manager/src/controlplane/resourceapi/codec.h"
+#include "manager/src/controlplane/resourceapi/conversion.h"
+#include "manager/src/controlplane/resourceapi/kinds.h"
+#include "manager/src/controlplane/resourceapi/protobuf_codec.h"
+#include "manager/src/controlplane/resourceapi/store.h"
 
 namespace {
 

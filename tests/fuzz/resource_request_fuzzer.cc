@@ -14,9 +14,9 @@
 #include <string>
 #include <string_view>
 
-#include "manager/src/resourceapi/kinds.h"
-#include "manager/src/resourceapi/request_options.h"
-#include "manager/src/resourceapi/selectors.h"
+#include "manager/src/controlplane/resourceapi/kinds.h"
+#include "manager/src/controlplane/resourceapi/request_options.h"
+#include "manager/src/controlplane/resourceapi/selectors.h"
 
 namespace {
 

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "absl/time/time.h"
-#include "manager/src/resourceapi/store.h"
+#include "manager/src/controlplane/resourceapi/store.h"
 
 namespace {
 

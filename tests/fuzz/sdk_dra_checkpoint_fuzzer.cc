@@ -1,4 +1,4 @@
-// Fuzzes the SDK DRA driver's own checkpoint reader (sdk/src/dra_checkpoint.h), the file a driver
+// Fuzzes the SDK DRA driver's own checkpoint reader (sdk/src/dra/checkpoint.h), the file a driver
 // reads at start to learn which claims it prepared. The input is read as a whole file, and also
 // wrapped as the "data" text of an envelope with the right CRC-32, so the claim decoder is reached
 // without the fuzzer having to forge a checksum. Whatever decodes is re-encoded, and the encoding
@@ -11,7 +11,7 @@
 
 #include "manager/src/dra/checkpoint.h"  // Crc32Ieee: zlib's crc32, as the SDK uses
 #include "nlohmann/json.hpp"
-#include "sdk/src/dra_checkpoint.h"
+#include "sdk/src/dra/checkpoint.h"
 
 namespace {
 

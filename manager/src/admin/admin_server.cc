@@ -12,11 +12,11 @@
 #include "common/logging.h"
 #include "common/status_macros.h"
 #include "manager/src/admin/manifest.h"
+#include "manager/src/controlplane/resourceapi/codec.h"
+#include "manager/src/controlplane/resourceapi/conversion.h"
+#include "manager/src/controlplane/resourceapi/field_validation.h"
+#include "manager/src/controlplane/resourceapi/kinds.h"
 #include "manager/src/pod/pod_manifest.h"
-#include "manager/src/resourceapi/codec.h"
-#include "manager/src/resourceapi/conversion.h"
-#include "manager/src/resourceapi/field_validation.h"
-#include "manager/src/resourceapi/kinds.h"
 
 namespace kdp::manager {
 namespace {

@@ -12,15 +12,15 @@
 #include <vector>
 
 #include "kdp/admin/v1/admin.grpc.pb.h"
+#include "manager/src/controlplane/resourceapi/persistence.h"
+#include "manager/src/controlplane/resourceapi/store.h"
+#include "manager/src/controlplane/resourceclaim/pod_claim_controller.h"
 #include "manager/src/devicemanager/manager.h"
 #include "manager/src/dra/manager.h"
 #include "manager/src/dra/plugin/dra_plugin_manager.h"
+#include "manager/src/lifecycle/pod_admission.h"
 #include "manager/src/pluginmanager/plugin_manager.h"
-#include "manager/src/pod_admission.h"
-#include "manager/src/pod_manager.h"
-#include "manager/src/resourceapi/persistence.h"
-#include "manager/src/resourceapi/store.h"
-#include "manager/src/resourceclaim/pod_claim_controller.h"
+#include "manager/src/podmanager/pod_manager.h"
 
 namespace kdp::manager {
 
@@ -43,9 +43,9 @@ struct AdminDraSources {
   // Linux NUMA node number → the CPUs whose home node it is (kdp::NumaNode::cpus), for
   // GetTopology; empty when the machine could not be read (CPUs are then shown as unknown).
   std::map<int, std::vector<int>> numa_cpus = {};
-  // The one admission path, shared with the local API's Pods (pod_admission.h: Events, the API's
-  // Pods, the flush after a deletion). nullptr: the server admits through its own, over `pods`
-  // and `persister`, without Events or API Pods.
+  // The one admission path, shared with the local API's Pods (lifecycle/pod_admission.h: Events,
+  // the API's Pods, the flush after a deletion). nullptr: the server admits through its own, over
+  // `pods` and `persister`, without Events or API Pods.
   PodAdmission* admission = nullptr;
 };
 

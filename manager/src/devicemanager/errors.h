@@ -1,6 +1,7 @@
 // Every kubelet-visible error text of the device manager, worded exactly as the kubelet words it
 // (pkg/kubelet/cm/devicemanager), in one place so logs and admission messages read the same to
-// people who know the kubelet.
+// people who know the kubelet. The reasons and messages a pod is refused with at admission are
+// admission/errors.h's.
 #ifndef KDP_MANAGER_SRC_DEVICEMANAGER_ERRORS_H_
 #define KDP_MANAGER_SRC_DEVICEMANAGER_ERRORS_H_
 
@@ -72,28 +73,6 @@ inline std::string PreStartFailed(absl::string_view err) {
 
 inline std::string EndpointNotFound(absl::string_view resource) {
   return absl::StrCat("endpoint not found in cache for a registered resource: ", resource);
-}
-
-// The kubelet's predicate admission (lifecycle/predicate.go): an extended resource the node does
-// not have, as for a pod bound to the node without the scheduler.
-inline std::string OutOfResourceReason(absl::string_view resource) {
-  return absl::StrCat("OutOf", resource);
-}
-inline std::string InsufficientResource(absl::string_view resource, int64_t requested, int64_t used,
-                                        int64_t capacity) {
-  return absl::StrCat("Node didn't have enough resource: ", resource, ", requested: ", requested,
-                      ", used: ", used, ", capacity: ", capacity);
-}
-
-// Admission (GetPodAdmitResult in pkg/kubelet/cm/admission/errors.go).
-inline constexpr char kUnexpectedAdmissionError[] = "UnexpectedAdmissionError";
-inline constexpr char kCreateContainerConfigError[] = "CreateContainerConfigError";
-// DRA: the scheduler could not allocate or reserve the pod's claims (kdp-manager plays the
-// scheduler), and the kubelet's event when NodePrepareResources failed.
-inline constexpr char kFailedScheduling[] = "FailedScheduling";
-inline constexpr char kFailedPrepareDynamicResources[] = "FailedPrepareDynamicResources";
-inline std::string AllocateFailed(absl::string_view err) {
-  return absl::StrCat("Allocate failed due to ", err, ", which is unexpected");
 }
 
 }  // namespace kdp::manager::errors

@@ -36,10 +36,10 @@
 #include "manager/src/devicemanager/pod_devices.h"
 #include "manager/src/devicemanager/registration_server.h"
 #include "manager/src/devicemanager/run_options.h"
-#include "manager/src/manager_metrics.h"
+#include "manager/src/metrics/manager_metrics.h"
+#include "manager/src/peercalls/peer_calls.h"
 #include "manager/src/pod/pod.h"
 #include "manager/src/state/state_store.h"
-#include "manager/src/status/peer_calls.h"
 #include "manager/src/topologymanager/topology_manager.h"
 
 namespace kdp::manager {

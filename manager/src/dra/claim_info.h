@@ -25,8 +25,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "manager/src/controlplane/resourceapi/types.h"
 #include "manager/src/dra/checkpoint.h"
-#include "manager/src/resourceapi/types.h"
 
 namespace kdp::manager::dra {
 

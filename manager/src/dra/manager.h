@@ -45,15 +45,15 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "manager/src/controlplane/resourceapi/types.h"
 #include "manager/src/dra/checkpoint.h"
 #include "manager/src/dra/claim_info.h"
 #include "manager/src/dra/device_health_tracker.h"
 #include "manager/src/dra/health_info.h"
 #include "manager/src/dra/plugin/plugin.h"
-#include "manager/src/manager_metrics.h"
+#include "manager/src/metrics/manager_metrics.h"
+#include "manager/src/peercalls/peer_calls.h"
 #include "manager/src/pod/pod.h"
-#include "manager/src/resourceapi/types.h"
-#include "manager/src/status/peer_calls.h"
 
 namespace kdp::manager::dra {
 

@@ -7,7 +7,7 @@
 #include "absl/status/status.h"
 #include "common/logging.h"
 #include "manager/src/dra/manager.h"
-#include "manager/src/pod_manager.h"
+#include "manager/src/podmanager/pod_manager.h"
 
 namespace kdp::manager::dra {
 

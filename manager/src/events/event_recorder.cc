@@ -7,7 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "common/logging.h"
-#include "manager/src/resourceapi/kube_time.h"
+#include "manager/src/controlplane/resourceapi/kube_time.h"
 
 namespace kdp::manager {
 namespace {

@@ -20,7 +20,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "manager/src/resourceapi/store.h"
+#include "manager/src/controlplane/resourceapi/store.h"
 
 namespace kdp::manager {
 

@@ -14,7 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "manager/src/manager_metrics.h"
+#include "manager/src/metrics/manager_metrics.h"
 #include "manager/src/topologymanager/numa_mask.h"
 
 namespace kdp::manager {

@@ -13,8 +13,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "manager/src/controlplane/resourceapi/kube_time.h"
 #include "manager/src/pod/quantity.h"
-#include "manager/src/resourceapi/kube_time.h"
 
 namespace kdp::manager {
 namespace {

@@ -25,8 +25,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/periodic_thread.h"
+#include "manager/src/controlplane/resourceapi/store.h"
 #include "manager/src/devicemanager/manager.h"
-#include "manager/src/resourceapi/store.h"
 #include "nlohmann/json.hpp"
 
 namespace kdp::manager {

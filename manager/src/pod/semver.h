@@ -3,8 +3,8 @@
 // for `semver("...")` and for ResourceSlice attributes with a versionValue
 // (k8s.io/dynamic-resource-allocation/cel), and what the API server's validation of a
 // versionValue parses with. A value type beside Quantity, below both of its users: the selector
-// evaluator (scheduling/cel_subset.h) and the resource API's validation
-// (resourceapi/validation.cc).
+// evaluator (controlplane/scheduling/cel_subset.h) and the resource API's validation
+// (controlplane/resourceapi/validation.cc).
 //
 // Thread-safety: immutable value type; const methods are safe to call concurrently.
 #ifndef KDP_MANAGER_SRC_POD_SEMVER_H_

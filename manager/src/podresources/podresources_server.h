@@ -13,9 +13,9 @@
 #include <functional>
 #include <vector>
 
+#include "manager/src/controlplane/resourceclaim/pod_claim_controller.h"
 #include "manager/src/devicemanager/manager.h"
-#include "manager/src/pod_manager.h"
-#include "manager/src/resourceclaim/pod_claim_controller.h"
+#include "manager/src/podmanager/pod_manager.h"
 #include "podresources/v1/api.grpc.pb.h"
 
 namespace kdp::manager {

@@ -3,8 +3,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "manager/src/devicemanager/errors.h"
-#include "manager/src/resourceapi/kube_time.h"
+#include "manager/src/admission/errors.h"
+#include "manager/src/controlplane/resourceapi/kube_time.h"
 
 namespace kdp::manager {
 namespace {

@@ -15,7 +15,7 @@
 #include <string>
 
 #include "absl/time/time.h"
-#include "manager/src/pod_manager.h"
+#include "manager/src/podmanager/pod_manager.h"
 #include "nlohmann/json.hpp"
 
 namespace kdp::manager {

@@ -22,8 +22,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/periodic_thread.h"
+#include "manager/src/controlplane/resourceapi/store.h"
 #include "manager/src/events/event_recorder.h"
-#include "manager/src/resourceapi/store.h"
 #include "manager/src/status/pod_object.h"
 
 namespace kdp::manager {

@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
-#include "manager/src/devicemanager/errors.h"
+#include "manager/src/admission/errors.h"
 
 namespace kdp::manager {
 const char* TopologyScopeName(TopologyScope scope) {

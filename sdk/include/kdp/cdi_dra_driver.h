@@ -1,7 +1,7 @@
 // kdp::CdiDraDriver is a DraDriver (kdp/dra_driver.h) that prepares claims the way most DRA
 // drivers do: one transient CDI spec per claim, "<cdi_root>/<vendor>-<class>_<claim UID>.json",
 // holding one CDI device "<claim UID>-<device>" per allocated device, whose qualified name goes
-// back to the kubelet. The vendor implements Devices() and DeviceEdits() (what one device puts in
+// back to the kubelet. The vendor implements Discover() and DeviceEdits() (what one device puts in
 // a container); the SDK writes and removes the specs and refuses a device that another claim
 // holds, as the SDK's checkpoint records it (DraDriver::PreparedClaims()): a restarted driver
 // keeps the in-use check without state of its own.
@@ -32,7 +32,7 @@ class CdiDraDriver : public DraDriver {
   // runtimes' dynamic spec directory, DraRunnerOptions::cdi_root).
   CdiDraDriver(std::string driver_name, std::string cdi_kind, std::string cdi_root);
 
-  // The container edits of one device allocated to `claim`, a device of the driver's Devices();
+  // The container edits of one device allocated to `claim`, a device of the driver's Discover();
   // `index` is its place among claim.results. An error fails the claim as it is (e.g.
   // INVALID_ARGUMENT for a config the driver does not accept).
   [[nodiscard]] virtual absl::StatusOr<cdi::ContainerEdits> DeviceEdits(
@@ -43,7 +43,7 @@ class CdiDraDriver : public DraDriver {
   [[nodiscard]] virtual cdi::ContainerEdits ClaimEdits(const Claim& claim);
 
   // Per claim: NOT_FOUND "device <d> is not a <driver> device of this node" for a device that
-  // Devices() (called once per Prepare; its error fails every claim) does not list;
+  // Discover() (called once per Prepare; its error fails every claim) does not list;
   // FAILED_PRECONDITION "<device> is already prepared for ResourceClaim <uid>" for a
   // device (without admin access) that another claim holds, in PreparedClaims() or earlier in this
   // call; DeviceEdits()' error; the spec's write error. The spec is written on every Prepare, a

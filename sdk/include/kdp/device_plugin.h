@@ -3,9 +3,11 @@
 // Discover() (the full inventory) and, optionally, Allocate() and the capability interfaces
 // PreferredAllocator and ContainerPreStarter; the SDK's runner (kdp/plugin_runner.h) serves the
 // gRPC API, registers with the kubelet and advertises exactly the options the class implements.
+// The vocabulary is DraDriver's: Discover(), Publish(), SetHealth() (kdp/health.h), Devices().
 //
-// Thread-safety: overrides may be called concurrently from several gRPC requests; SetHealth() and
-// Refresh() may be called from any thread, including from inside an override.
+// Thread-safety: overrides may be called concurrently from several gRPC requests; SetHealth(),
+// SetUnhealthyDevices() and Publish() may be called from any thread, including from inside an
+// override.
 #ifndef KDP_DEVICE_PLUGIN_H_
 #define KDP_DEVICE_PLUGIN_H_
 
@@ -13,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,14 +23,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "kdp/health.h"
 
 namespace kdp {
-
-// Health of one device as the kubelet sees it.
-enum class Health { kHealthy, kUnhealthy };
-
-// "Healthy" or "Unhealthy", the strings of the wire protocol.
-const char* HealthName(Health health);
 
 // A file or directory bind-mounted into the container.
 struct Mount {
@@ -93,14 +91,8 @@ struct PreferredRequest {
   int size = 0;
 };
 
-// Time-slicing replicas, in NVIDIA's naming: the IDs device `id` is advertised under when shared
-// `replicas` ways: `id` itself for 1, else "<id>::0" .. "<id>::<replicas - 1>"; none below 1.
-[[nodiscard]] std::vector<std::string> ReplicaIds(const std::string& id, int replicas);
-
-// The device a replica ID names: "gpu3::1" -> "gpu3"; any other ID unchanged.
-[[nodiscard]] std::string PhysicalId(std::string_view id);
-// PhysicalId() of each of `ids`, duplicates dropped, in the order of their first replica.
-[[nodiscard]] std::vector<std::string> PhysicalIds(absl::Span<const std::string> ids);
+// ReplicaIds(), PhysicalId() and PhysicalIds() (time-slicing replicas) are in kdp/health.h,
+// whose health rule they are part of.
 
 class HealthFileWatcher;
 
@@ -123,29 +115,37 @@ class DevicePlugin {
 
   const std::string& resource_name() const { return resource_name_; }
 
-  // Returns the complete inventory. Called once when the runner starts and again on Refresh().
-  // An error at start fails the runner's Start(); an error on Refresh() keeps the last inventory.
-  // Device IDs must be non-empty and unique (INVALID_ARGUMENT otherwise).
+  // Returns the complete inventory. Called once when the runner starts and again by Publish().
+  // An error at start fails the runner's Start(); an error in Publish() keeps the last inventory.
+  // Device IDs must be non-empty and unique, health Healthy or Unhealthy (INVALID_ARGUMENT).
   virtual absl::StatusOr<std::vector<Device>> Discover() = 0;
 
   // Answers Allocate for one container. The default is DefaultAllocate(). Errors travel to the
   // kubelet, which fails the pod's admission with them.
   virtual absl::StatusOr<ContainerAllocation> Allocate(const AllocateRequest& request);
 
-  // Overrides the health of the devices `ids` until the next SetHealth() for them (also across
-  // Refresh()). Unknown IDs are remembered and apply once Discover() reports them. A physical ID
-  // ("gpu3") applies to its replicas ("gpu3::0", ...; see ReplicaIds()) too, unless a replica has
-  // an override of its own. Every change reaches each open ListAndWatch stream as a new full
-  // snapshot.
-  void SetHealth(absl::Span<const std::string> ids, Health health);
-  void SetHealth(const std::string& id, Health health);
+  // Sets the health of `ids` under the rule of kdp/health.h (unknown IDs remembered, a physical
+  // ID sets its replicas); each change reaches every open ListAndWatch stream as a new full list.
+  // `message` is logged (the device plugin API has no field for it). INVALID_ARGUMENT, nothing
+  // set, for Health::kUnknown or a message that is not UTF-8.
+  [[nodiscard]] absl::Status SetHealth(absl::Span<const std::string> ids, Health health,
+                                       std::string_view message = "");
+  [[nodiscard]] absl::Status SetHealth(const std::string& id, Health health,
+                                       std::string_view message = "");
 
-  // Calls Discover() again and publishes the result (health overrides still apply). Returns
-  // Discover()'s error, leaving the previous inventory in place.
-  absl::Status Refresh();
+  // Sets the IDs of `unhealthy` Unhealthy and clears every health set before: the complete
+  // unhealthy set (a health file, a monitor's poll). Errors as SetHealth().
+  [[nodiscard]] absl::Status SetUnhealthyDevices(const std::set<std::string>& unhealthy,
+                                                 std::string_view message = "");
 
-  // The current inventory with health overrides applied, in Discover() order.
-  std::vector<Device> Devices() const;
+  // Calls Discover() again and publishes the result (health set by SetHealth() still applies).
+  // Returns Discover()'s error or INVALID_ARGUMENT, leaving the previous inventory in place.
+  [[nodiscard]] absl::Status Publish();
+
+  // The published inventory with health applied, in Discover() order.
+  [[nodiscard]] std::vector<Device> Devices() const;
+
+  [[deprecated("use Publish(); removed in 0.3")]] absl::Status Refresh();
 
  protected:
   // Merges the runtime fields of the requested devices: specs, mounts and CDI names in request

@@ -1,20 +1,18 @@
 // kdp::DraDriver is the base class a vendor subclasses to serve a Dynamic Resource Allocation
-// (DRA) driver on one node: Prepare() and Unprepare() claims the scheduler allocated, and Devices()
-// (the node's devices, published as ResourceSlices). kdp::DraRunner does the rest, as Go's
-// kubeletplugin helper does: it serves the kubelet's DRAPlugin service (v1 and v1beta1), registers
-// through the plugin watcher, GETs each ResourceClaim, passes only this driver's results and
-// configs, serializes the calls, keeps its own checkpoint of prepared claims (so Unprepare needs no
-// vendor state), publishes one pool of ResourceSlices named after the node and streams the
-// devices' health to the kubelet (DRAResourceHealth, v1 and v1alpha1) as SetDeviceHealth() sets it.
-// Not provided (vendor work, as with the Go helper): CDI specs, device-in-use checks, detecting
-// the health of a device.
-//
-// The runner, its options and a driver's main() helper are in kdp/dra_runner.h.
+// (DRA) driver on one node: Prepare() and Unprepare() claims the scheduler allocated, and
+// Discover() the node's devices, published as ResourceSlices. kdp::DraRunner (kdp/dra_runner.h)
+// does the rest, as Go's kubeletplugin helper does: it serves the kubelet's DRAPlugin service (v1
+// and v1beta1), registers through the plugin watcher, GETs each ResourceClaim, passes only this
+// driver's results and configs, serializes the calls, keeps its own checkpoint of prepared claims,
+// publishes one pool of ResourceSlices named after the node and streams the devices' health
+// (DRAResourceHealth, v1 and v1alpha1). Vendor work, as with the Go helper: CDI specs
+// (kdp/cdi_dra_driver.h helps), device-in-use checks, detecting the health of a device. The
+// vocabulary is DevicePlugin's: Discover(), Publish(), SetHealth() (kdp/health.h), Devices().
 //
 // Thread-safety: Prepare() and Unprepare() are never called concurrently with each other (the
-// runner serializes them); Devices() may run concurrently with them. PublishDevices(),
-// SetDeviceHealth() and PreparedClaims() may be called from any thread, including from inside an
-// override.
+// runner serializes them); Discover() may run concurrently with them. Publish(), SetHealth(),
+// SetUnhealthyDevices(), Devices() and PreparedClaims() may be called from any thread, including
+// from inside an override.
 #ifndef KDP_DRA_DRIVER_H_
 #define KDP_DRA_DRIVER_H_
 
@@ -29,6 +27,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "kdp/health.h"
 
 namespace kdp {
 
@@ -107,10 +107,7 @@ struct DraDevice {
   friend bool operator==(const DraDevice&, const DraDevice&) = default;
 };
 
-// A device's health as the kubelet's DRA health stream carries it (KEP-4680): shown per device
-// in the pod status (allocatedResourcesStatus). The kubelet reads a device as Unknown when the
-// driver stops reporting it.
-enum class DeviceHealthStatus { kUnknown, kHealthy, kUnhealthy };
+using DeviceHealthStatus [[deprecated("use kdp::Health; removed in 0.3")]] = Health;
 
 class HealthFileWatcher;
 
@@ -147,31 +144,32 @@ class DraDriver {
   virtual std::map<std::string, absl::Status> Unprepare(const std::vector<ClaimRef>& claims) = 0;
 
   // The node's devices, published as one pool named after the node. Called at Start() (an error
-  // fails it) and by PublishDevices().
-  virtual absl::StatusOr<std::vector<DraDevice>> Devices() = 0;
+  // fails it) and by Publish().
+  virtual absl::StatusOr<std::vector<DraDevice>> Discover() = 0;
 
-  // Calls Devices() again, validates the result and hands it to the running runner's publisher,
+  // Calls Discover() again, validates the result and hands it to the running runner's publisher,
   // which reconciles the ResourceSlices in the background (retrying API errors with backoff).
-  // Returns Devices()' error or INVALID_ARGUMENT for an invalid device; OK without a running
-  // runner (nothing to publish yet, but the list counts for SetDeviceHealth()).
-  absl::Status PublishDevices();
+  // Returns Discover()'s error or INVALID_ARGUMENT for an invalid device, leaving the previous
+  // list in place; OK without a running runner (nothing to publish yet; the list is kept).
+  [[nodiscard]] absl::Status Publish();
 
-  // Sets the health of `device` and sends every health stream the complete list at once.
-  // Devices are Healthy (no message) from the moment a Devices() list the SDK read (at Start(),
-  // by PublishDevices()) first has them, keep what was set while they stay listed, and drop out
-  // of the report when a list no longer has them. `message` says why (the kubelet shows it with
-  // its ResourceHealthStatusMessage gate and cuts it at 1,024 bytes). Returns OK, also without a
-  // running runner and when nothing changed; NOT_FOUND for a device not in the last list (a
-  // driver that knows health before Start() calls PublishDevices() first); INVALID_ARGUMENT for
-  // a status outside the enum or a message that is not UTF-8.
-  [[nodiscard]] absl::Status SetDeviceHealth(std::string_view device, DeviceHealthStatus health,
-                                             std::string message = "");
+  // The last list Discover() gave that the SDK validated (at Start(), by Publish()).
+  [[nodiscard]] std::vector<DraDevice> Devices() const;
 
-  // Reports every device of the last list Unhealthy with `message` when `unhealthy` names it, else
-  // Healthy without a message; names of no listed device are ignored. Errors as SetDeviceHealth()
-  // (the first one; the other devices are still set).
+  // Sets the health of `devices` (kdp/health.h) and sends every health stream the complete list
+  // at once; `message` says why (shown with the kubelet's ResourceHealthStatusMessage gate). OK
+  // also without a runner; INVALID_ARGUMENT, nothing set, for a value outside the enum or a
+  // message that is not UTF-8.
+  [[nodiscard]] absl::Status SetHealth(absl::Span<const std::string> devices, Health health,
+                                       std::string_view message = "");
+  [[nodiscard]] absl::Status SetHealth(const std::string& device, Health health,
+                                       std::string_view message = "");
+
+  // Sets the IDs of `unhealthy` Unhealthy with `message` and clears every health set before: a
+  // complete statement of what is unhealthy now (a health file, a monitor's poll); the others
+  // are as Discover() says. Errors as SetHealth().
   [[nodiscard]] absl::Status SetUnhealthyDevices(const std::set<std::string>& unhealthy,
-                                                 const std::string& message);
+                                                 std::string_view message = "");
 
   // The claims the SDK's checkpoint records as prepared by this driver, by UID, with the devices
   // Prepare() returned: read at the runner's Start() (so a restarted driver knows them), updated
@@ -180,6 +178,10 @@ class DraDriver {
   // not listed yet. Empty until a runner serving the driver has read its checkpoint. For
   // device-in-use checks.
   [[nodiscard]] std::map<std::string, std::vector<PreparedDevice>> PreparedClaims() const;
+
+  [[deprecated("use Publish(); removed in 0.3")]] absl::Status PublishDevices();
+  [[deprecated("use SetHealth(); removed in 0.3")]] absl::Status SetDeviceHealth(
+      std::string_view device, Health health, std::string_view message = "");
 
  private:
   friend class internal::DraRunnerImpl;

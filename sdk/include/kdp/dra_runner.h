@@ -61,7 +61,7 @@ struct DraRunnerOptions {
   absl::Duration health_check_timeout = absl::Seconds(30);
   // Serves http://<metrics_address>/metrics (Prometheus text format, kdp_dra_driver_*) and
   // /healthz and /readyz, which fail while the kubelet has not reported the driver registered,
-  // or the last Devices() or ResourceSlice publication failed; /livez leaves out the publication
+  // or the last Discover() or ResourceSlice publication failed; /livez leaves out the publication
   // (an API server away is not cured by a restart): "host:port", "[ipv6]:port", port 0 for any
   // free port (see metrics_port()); empty: nothing is served. Bind a loopback address unless
   // the metrics must be scraped from another host.
@@ -84,7 +84,7 @@ class DraRunner {
   DraRunner& operator=(const DraRunner&) = delete;
 
   // Serves the metrics address (if any; UNAVAILABLE naming it when it cannot be bound and
-  // metrics_required), reads the checkpoint (DATA_LOSS when corrupt), calls Devices() (its error;
+  // metrics_required), reads the checkpoint (DATA_LOSS when corrupt), calls Discover() (its error;
   // INVALID_ARGUMENT for an invalid device), serves the DRA and health services on the DRA
   // socket, then the registration socket (INTERNAL or FAILED_PRECONDITION naming the path), and
   // starts publishing. FAILED_PRECONDITION when called twice.

@@ -49,18 +49,15 @@ class HealthFileWatcher {
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<HealthFileWatcher>> Watch(
       std::string path, Callback on_change, absl::Duration interval = absl::Milliseconds(100));
 
-  // Watch() for a device plugin: each listed ID is set Unhealthy (DevicePlugin::SetHealth(): IDs
-  // not discovered yet apply once they are; a GPU's ID applies to its replicas), and each listed
-  // by the previous report but not this one Healthy again. Holds the plugin's device state, not
-  // the plugin: the watcher may outlive it.
+  // Watch() for a device plugin: the file's IDs are the plugin's unhealthy devices, with the
+  // message "listed in <path>" (DevicePlugin::SetUnhealthyDevices(), under kdp/health.h's rule:
+  // IDs not discovered yet apply once they are, a GPU's ID applies to its replicas). Holds the
+  // plugin's device state, not the plugin: the watcher may outlive it.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<HealthFileWatcher>> Watch(
       std::string path, DevicePlugin& plugin, absl::Duration interval = absl::Milliseconds(100));
 
-  // Watch() for a DRA driver: every device of the driver's last Devices() list is reported
-  // Unhealthy with the message "listed in <path>" when the file lists it, else Healthy
-  // (DraDriver::SetUnhealthyDevices()). Reads the devices first (DraDriver::PublishDevices(), its
-  // error), so the file's first state holds from the first health message. Holds the driver's
-  // health table, not the driver: the watcher may outlive it.
+  // Watch() for a DRA driver: the same, through DraDriver::SetUnhealthyDevices(). Holds the
+  // driver's health table, not the driver: the watcher may outlive it.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<HealthFileWatcher>> Watch(
       std::string path, DraDriver& driver, absl::Duration interval = absl::Milliseconds(100));
 

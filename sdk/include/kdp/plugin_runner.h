@@ -10,7 +10,7 @@
 // same for a main() that parses its own flags. With RunnerOptions::metrics_address set,
 // it also serves Prometheus metrics (kdp_device_plugin_*) at /metrics and a health check at
 // /healthz (also /readyz and /livez), which fails while a plugin is not registered with the
-// running kubelet or its last Discover() (at start, on Refresh()) failed: what a DaemonSet's
+// running kubelet or its last Discover() (at start, by Publish()) failed: what a DaemonSet's
 // liveness probe wants to see.
 //
 // Thread-safety: thread-safe. Stop() may be called more than once, concurrently, or without

@@ -32,7 +32,8 @@ namespace internal {
 class TopologyBuilder;
 
 // Implementation detail of Topology::Locality(), not API: where one PCI device sits on the PCIe
-// fabric, as hwloc global persistent indexes (sdk/src/pci_locality.h fills and compares it).
+// fabric, as hwloc global persistent indexes (sdk/src/topology/pci_locality.h fills and compares
+// it).
 struct PciPath {
   static constexpr uint64_t kNone = UINT64_MAX;
   std::vector<uint64_t> bridges = {};  // PCI-to-PCI bridges above the device, nearest first

@@ -470,23 +470,23 @@ struct ApiCall {
 const std::vector<ApiCall>& SdkApiCalls() {
   static const auto* calls = new std::vector<ApiCall>{
       // DraNodeServer::NodePrepareResources: client_->Get of each claim to prepare.
-      {"get", "resource.k8s.io", "resourceclaims", "sdk/src/dra_node_server.cc",
+      {"get", "resource.k8s.io", "resourceclaims", "sdk/src/dra/node_server.cc",
        "/apis/resource.k8s.io/v1/namespaces/"},
       // ReconcileResourceSlices: client.Get(ResourceSliceListPath(...)), a list with
       // fieldSelector spec.nodeName and spec.driver.
-      {"list", "resource.k8s.io", "resourceslices", "sdk/src/dra_slice_publisher.cc",
+      {"list", "resource.k8s.io", "resourceslices", "sdk/src/dra/slice_publisher.cc",
        "/apis/resource.k8s.io/v1/resourceslices"},
       // ReconcileResourceSlices: client.Post(kSlicesPath, ...) for each missing slice.
-      {"create", "resource.k8s.io", "resourceslices", "sdk/src/dra_slice_publisher.cc",
+      {"create", "resource.k8s.io", "resourceslices", "sdk/src/dra/slice_publisher.cc",
        "/apis/resource.k8s.io/v1/resourceslices"},
       // ReconcileResourceSlices: client.Put(kSlicesPath/<name>, ...) for each changed slice.
-      {"update", "resource.k8s.io", "resourceslices", "sdk/src/dra_slice_publisher.cc",
+      {"update", "resource.k8s.io", "resourceslices", "sdk/src/dra/slice_publisher.cc",
        "/apis/resource.k8s.io/v1/resourceslices"},
       // DeleteSlice (from ReconcileResourceSlices): client.Delete(kSlicesPath/<name>).
-      {"delete", "resource.k8s.io", "resourceslices", "sdk/src/dra_slice_publisher.cc",
+      {"delete", "resource.k8s.io", "resourceslices", "sdk/src/dra/slice_publisher.cc",
        "/apis/resource.k8s.io/v1/resourceslices"},
       // ResourceSlicePublisher::PublishOnce: client_->Get of the Node, for its UID (owner).
-      {"get", "", "nodes", "sdk/src/dra_slice_publisher.cc", "/api/v1/nodes/"},
+      {"get", "", "nodes", "sdk/src/dra/slice_publisher.cc", "/api/v1/nodes/"},
   };
   return *calls;
 }
@@ -500,8 +500,11 @@ TEST(DeployManifests, SdkApiPathsAreAllInTheTable) {
     in_table.insert({call.file, call.literal});
   }
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(fs::path(Root()) / "sdk/src", ec)) {
-    const std::string file = "sdk/src/" + entry.path().filename().string();
+  int scanned = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(fs::path(Root()) / "sdk/src", ec)) {
+    if (!entry.is_regular_file()) continue;
+    const std::string file = fs::relative(entry.path(), Root()).string();
+    ++scanned;
     const std::string text = ReadFile(file);
     for (const char* prefix : {"\"/api/", "\"/apis/"}) {
       for (size_t at = text.find(prefix); at != std::string::npos; at = text.find(prefix, at + 1)) {
@@ -515,6 +518,7 @@ TEST(DeployManifests, SdkApiPathsAreAllInTheTable) {
     }
   }
   EXPECT_FALSE(ec) << ec.message();
+  EXPECT_GT(scanned, 20) << "sdk/src's files were not found";
 }
 
 bool Grants(const YAML::Node& rule, const std::string& verb, const std::string& group,

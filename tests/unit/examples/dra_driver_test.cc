@@ -11,8 +11,8 @@
 #include "gtest/gtest.h"
 #include "kdp/cdi.h"
 #include "kdp/dra_runner.h"
-#include "sdk/src/dra_checkpoint.h"
-#include "sdk/src/dra_runner_impl.h"
+#include "sdk/src/dra/checkpoint.h"
+#include "sdk/src/dra/runner_impl.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/unit/sdk/dra_fake_kube_client.h"
 
@@ -65,7 +65,7 @@ TEST(GpuDraDriver, PublishesEveryGpuWithAttributesAndCapacity) {
   kdp::testing::TempDir dir;
   std::unique_ptr<CdiDraDriver> driver = MakeDriver(dir.path() + "/cdi");
   ASSERT_NE(driver, nullptr);
-  absl::StatusOr<std::vector<DraDevice>> devices = driver->Devices();
+  absl::StatusOr<std::vector<DraDevice>> devices = driver->Discover();
   ASSERT_TRUE(devices.ok()) << devices.status();
   ASSERT_THAT(*devices, SizeIs(8));
   const DraDevice& first = (*devices)[0];
@@ -80,7 +80,7 @@ TEST(GpuDraDriver, PublishesEveryGpuWithAttributesAndCapacity) {
   EXPECT_NE(std::get<std::string>(first.attributes.at("uuid")),
             std::get<std::string>((*devices)[1].attributes.at("uuid")));
   std::unique_ptr<CdiDraDriver> again = MakeDriver(dir.path() + "/cdi");
-  EXPECT_EQ(again->Devices()->at(0).attributes, first.attributes);
+  EXPECT_EQ(again->Discover()->at(0).attributes, first.attributes);
 }
 
 TEST(GpuDraDriver, PrepareWritesAValidCdiSpecPerClaim) {

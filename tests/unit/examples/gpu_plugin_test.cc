@@ -47,7 +47,7 @@ void WriteText(const std::string& path, const std::string& text) {
 std::unique_ptr<GpuPlugin> DiscoveredPlugin(GpuPluginOptions options = {}) {
   options.gpus.topology_xml = EightGpuFile();
   auto plugin = std::make_unique<GpuPlugin>(std::move(options));
-  EXPECT_TRUE(plugin->Refresh().ok());
+  EXPECT_TRUE(plugin->Publish().ok());
   return plugin;
 }
 
@@ -143,8 +143,8 @@ TEST(GpuPlugin, UnhealthyGpuMarksAllItsReplicasAndRecovers) {
 
 TEST(GpuPlugin, HealthSetBeforeDiscoveryAppliesOnceDiscovered) {
   GpuPlugin plugin({.gpus = {.topology_xml = EightGpuFile()}, .replicas = 2});
-  plugin.SetHealth("gpu1", Health::kUnhealthy);
-  ASSERT_TRUE(plugin.Refresh().ok());
+  EXPECT_TRUE(plugin.SetHealth("gpu1", Health::kUnhealthy).ok());
+  ASSERT_TRUE(plugin.Publish().ok());
   EXPECT_THAT(UnhealthyIds(plugin.Devices()), ElementsAre("gpu1::0", "gpu1::1"));
 }
 

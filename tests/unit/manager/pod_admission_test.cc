@@ -2,7 +2,7 @@
 // device manager with a stub plugin of two GPUs, the real PodManager, store, status manager and
 // event recorder; the pods are created as an API client sends them (PodWriter) and as kdpctl
 // applies them.
-#include "manager/src/pod_admission.h"
+#include "manager/src/lifecycle/pod_admission.h"
 
 #include <memory>
 #include <string>
@@ -10,7 +10,7 @@
 #include "common/unix_socket.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "manager/src/resourceapi/api_errors.h"
+#include "manager/src/controlplane/resourceapi/api_errors.h"
 #include "tests/testing/stub_plugin.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/wait.h"

@@ -4,7 +4,7 @@
 // side is a fake whose prepare and unprepare can be held the same way. Every wait on the code
 // under test is bounded (absl::Notification with a deadline), so a lock held across a hung call
 // fails the test instead of hanging it.
-#include "manager/src/pod_manager.h"
+#include "manager/src/podmanager/pod_manager.h"
 
 #include <functional>
 #include <map>

@@ -1,6 +1,6 @@
 // kdp::CdiDraDriver (kdp/cdi_dra_driver.h) without a runner: one spec per claim with the vendor's
 // edits, the in-use check across and within Prepare calls, admin access, NOT_FOUND for a device
-// Devices() lacks, the vendor's error, Unprepare. With a runner, the in-use set comes from the
+// Discover() lacks, the vendor's error, Unprepare. With a runner, the in-use set comes from the
 // checkpoint: tests/unit/examples/dra_driver_test.cc.
 #include "kdp/cdi_dra_driver.h"
 
@@ -25,7 +25,7 @@ class TwoCards final : public CdiDraDriver {
  public:
   explicit TwoCards(std::string root)
       : CdiDraDriver("card.example.com", "example.com/card", root) {}
-  absl::StatusOr<std::vector<DraDevice>> Devices() override {
+  absl::StatusOr<std::vector<DraDevice>> Discover() override {
     return std::vector<DraDevice>{{.name = "card0"}, {.name = "card1"}};
   }
   absl::StatusOr<cdi::ContainerEdits> DeviceEdits(const Claim& claim, const AllocatedDevice& device,

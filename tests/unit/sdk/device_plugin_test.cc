@@ -106,7 +106,7 @@ TEST(DevicePlugin, DevicesIsEmptyBeforeAnyDiscovery) {
 TEST(DevicePlugin, DefaultAllocateMergesRuntimeFieldsWithoutDuplicates) {
   FakePlugin plugin;
   plugin.SetDiscovery(GpuInventory());
-  ASSERT_TRUE(plugin.Refresh().ok());
+  ASSERT_TRUE(plugin.Publish().ok());
 
   absl::StatusOr<ContainerAllocation> allocation =
       plugin.DefaultAllocate({.device_ids = {"gpu0", "gpu1"}});
@@ -124,7 +124,7 @@ TEST(DevicePlugin, DefaultAllocateMergesRuntimeFieldsWithoutDuplicates) {
 TEST(DevicePlugin, DefaultAllocateKeepsTheFirstValueOfAnEnv) {
   FakePlugin plugin;
   plugin.SetDiscovery(GpuInventory());
-  ASSERT_TRUE(plugin.Refresh().ok());
+  ASSERT_TRUE(plugin.Publish().ok());
 
   absl::StatusOr<ContainerAllocation> forward =
       plugin.DefaultAllocate({.device_ids = {"gpu0", "gpu1"}});
@@ -145,7 +145,7 @@ TEST(DevicePlugin, DefaultAllocateKeepsTheFirstValueOfAnEnv) {
 TEST(DevicePlugin, DefaultAllocateOfADeviceWithoutRuntimeFieldsIsEmpty) {
   FakePlugin plugin;
   plugin.SetDiscovery(GpuInventory());
-  ASSERT_TRUE(plugin.Refresh().ok());
+  ASSERT_TRUE(plugin.Publish().ok());
   absl::StatusOr<ContainerAllocation> allocation = plugin.DefaultAllocate({.device_ids = {"bare"}});
   ASSERT_TRUE(allocation.ok()) << allocation.status();
   EXPECT_EQ(*allocation, ContainerAllocation{});
@@ -154,7 +154,7 @@ TEST(DevicePlugin, DefaultAllocateOfADeviceWithoutRuntimeFieldsIsEmpty) {
 TEST(DevicePlugin, DefaultAllocateOfAnUnknownIdIsNotFound) {
   FakePlugin plugin;
   plugin.SetDiscovery(GpuInventory());
-  ASSERT_TRUE(plugin.Refresh().ok());
+  ASSERT_TRUE(plugin.Publish().ok());
   absl::StatusOr<ContainerAllocation> allocation =
       plugin.DefaultAllocate({.device_ids = {"gpu0", "gpu9"}});
   EXPECT_EQ(allocation.status().code(), absl::StatusCode::kNotFound);
@@ -164,7 +164,7 @@ TEST(DevicePlugin, DefaultAllocateOfAnUnknownIdIsNotFound) {
 TEST(DevicePlugin, AllocateDefaultsToDefaultAllocate) {
   FakePlugin plugin;
   plugin.SetDiscovery(GpuInventory());
-  ASSERT_TRUE(plugin.Refresh().ok());
+  ASSERT_TRUE(plugin.Publish().ok());
   AllocateRequest request{.device_ids = {"gpu1"}};
   absl::StatusOr<ContainerAllocation> allocated = plugin.Allocate(request);
   absl::StatusOr<ContainerAllocation> merged = plugin.DefaultAllocate(request);
@@ -177,11 +177,11 @@ TEST(DevicePlugin, AllocateDefaultsToDefaultAllocate) {
 TEST(DevicePlugin, RefreshRunsDiscoverAgain) {
   FakePlugin plugin;
   plugin.SetDiscovery(std::vector<Device>{Dev("a")});
-  ASSERT_TRUE(plugin.Refresh().ok());
+  ASSERT_TRUE(plugin.Publish().ok());
   EXPECT_THAT(Ids(plugin.Devices()), ElementsAre("a"));
 
   plugin.SetDiscovery(std::vector<Device>{Dev("b"), Dev("a")});
-  ASSERT_TRUE(plugin.Refresh().ok());
+  ASSERT_TRUE(plugin.Publish().ok());
   EXPECT_THAT(Ids(plugin.Devices()), ElementsAre("b", "a"));
   EXPECT_EQ(plugin.discover_calls(), 2);
 }
@@ -189,10 +189,10 @@ TEST(DevicePlugin, RefreshRunsDiscoverAgain) {
 TEST(DevicePlugin, RefreshKeepsTheOldInventoryWhenDiscoverFails) {
   FakePlugin plugin;
   plugin.SetDiscovery(std::vector<Device>{Dev("a")});
-  ASSERT_TRUE(plugin.Refresh().ok());
+  ASSERT_TRUE(plugin.Publish().ok());
 
   plugin.SetDiscovery(absl::UnavailableError("driver gone"));
-  absl::Status status = plugin.Refresh();
+  absl::Status status = plugin.Publish();
   EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
   EXPECT_THAT(status.message(), HasSubstr("driver gone"));
   EXPECT_THAT(Ids(plugin.Devices()), ElementsAre("a"));
@@ -201,19 +201,19 @@ TEST(DevicePlugin, RefreshKeepsTheOldInventoryWhenDiscoverFails) {
 TEST(DevicePlugin, RefreshRejectsDuplicateIdsAndKeepsTheOldInventory) {
   FakePlugin plugin;
   plugin.SetDiscovery(std::vector<Device>{Dev("a")});
-  ASSERT_TRUE(plugin.Refresh().ok());
+  ASSERT_TRUE(plugin.Publish().ok());
 
   plugin.SetDiscovery(std::vector<Device>{Dev("b"), Dev("b")});
-  EXPECT_EQ(plugin.Refresh().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(plugin.Publish().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(Ids(plugin.Devices()), ElementsAre("a"));
 }
 
 TEST(DevicePlugin, DevicesReflectsHealthOverrides) {
   FakePlugin plugin;
   plugin.SetDiscovery(std::vector<Device>{Dev("a"), Dev("b"), Dev("c")});
-  ASSERT_TRUE(plugin.Refresh().ok());
+  ASSERT_TRUE(plugin.Publish().ok());
 
-  plugin.SetHealth("b", Health::kUnhealthy);
+  EXPECT_TRUE(plugin.SetHealth("b", Health::kUnhealthy).ok());
   std::vector<Device> devices = plugin.Devices();
   ASSERT_EQ(devices.size(), 3u);
   EXPECT_EQ(devices[0].health, Health::kHealthy);
@@ -221,8 +221,8 @@ TEST(DevicePlugin, DevicesReflectsHealthOverrides) {
   EXPECT_EQ(devices[2].health, Health::kHealthy);
 
   const std::vector<std::string> ids = {"a", "c"};
-  plugin.SetHealth(ids, Health::kUnhealthy);
-  plugin.SetHealth("b", Health::kHealthy);
+  EXPECT_TRUE(plugin.SetHealth(ids, Health::kUnhealthy).ok());
+  EXPECT_TRUE(plugin.SetHealth("b", Health::kHealthy).ok());
   devices = plugin.Devices();
   EXPECT_EQ(devices[0].health, Health::kUnhealthy);
   EXPECT_EQ(devices[1].health, Health::kHealthy);
@@ -232,12 +232,12 @@ TEST(DevicePlugin, DevicesReflectsHealthOverrides) {
 TEST(DevicePlugin, HealthOverridesSurviveRefreshAndApplyToNewDevices) {
   FakePlugin plugin;
   plugin.SetDiscovery(std::vector<Device>{Dev("a")});
-  ASSERT_TRUE(plugin.Refresh().ok());
-  plugin.SetHealth("a", Health::kUnhealthy);
-  plugin.SetHealth("new", Health::kUnhealthy);
+  ASSERT_TRUE(plugin.Publish().ok());
+  EXPECT_TRUE(plugin.SetHealth("a", Health::kUnhealthy).ok());
+  EXPECT_TRUE(plugin.SetHealth("new", Health::kUnhealthy).ok());
 
   plugin.SetDiscovery(std::vector<Device>{Dev("a"), Dev("new")});
-  ASSERT_TRUE(plugin.Refresh().ok());
+  ASSERT_TRUE(plugin.Publish().ok());
   std::vector<Device> devices = plugin.Devices();
   ASSERT_EQ(devices.size(), 2u);
   EXPECT_EQ(devices[0].health, Health::kUnhealthy);
@@ -258,13 +258,15 @@ TEST(DevicePlugin, APhysicalIdsHealthCoversItsReplicasUnlessOneHasItsOwn) {
   FakePlugin plugin;
   plugin.SetDiscovery(std::vector<Device>{
       {.id = "gpu0::0"}, {.id = "gpu0::1"}, {.id = "gpu1::0"}, {.id = "gpu1::1"}});
-  plugin.SetHealth("gpu0", Health::kUnhealthy);  // Before discovery: remembered.
-  ASSERT_TRUE(plugin.Refresh().ok());
+  // Before discovery: remembered.
+  EXPECT_TRUE(plugin.SetHealth("gpu0", Health::kUnhealthy).ok());
+  ASSERT_TRUE(plugin.Publish().ok());
   std::vector<Device> devices = plugin.Devices();
   EXPECT_EQ(devices[0].health, Health::kUnhealthy);
   EXPECT_EQ(devices[1].health, Health::kUnhealthy);
   EXPECT_EQ(devices[2].health, Health::kHealthy);
-  plugin.SetHealth("gpu0::1", Health::kHealthy);  // The replica's own override wins.
+  // The replica's own health wins.
+  EXPECT_TRUE(plugin.SetHealth("gpu0::1", Health::kHealthy).ok());
   devices = plugin.Devices();
   EXPECT_EQ(devices[0].health, Health::kUnhealthy);
   EXPECT_EQ(devices[1].health, Health::kHealthy);
@@ -273,7 +275,7 @@ TEST(DevicePlugin, APhysicalIdsHealthCoversItsReplicasUnlessOneHasItsOwn) {
 TEST(DevicePlugin, InInventoryOrderSortsTheRequestAndPutsUnknownIdsLast) {
   FakePlugin plugin;
   plugin.SetDiscovery(std::vector<Device>{{.id = "a"}, {.id = "b"}, {.id = "c"}});
-  ASSERT_TRUE(plugin.Refresh().ok());
+  ASSERT_TRUE(plugin.Publish().ok());
   EXPECT_THAT(plugin.InInventoryOrder({{"z", "c", "a", "c", "y"}}).device_ids,
               ElementsAre("a", "c", "y", "z"));
 }

@@ -1,4 +1,4 @@
-#include "sdk/src/device_state.h"
+#include "sdk/src/deviceplugin/device_state.h"
 
 #include <string>
 #include <vector>
@@ -82,14 +82,14 @@ TEST(DeviceState, ReplaceRejectsDuplicateIdsAndKeepsThePreviousInventory) {
 TEST(DeviceState, HealthOverridesSurviveReplace) {
   DeviceState state("example.com/gpu");
   ASSERT_TRUE(state.Replace({MakeDevice("a"), MakeDevice("b")}).ok());
-  state.SetHealth({"a"}, Health::kUnhealthy);
+  EXPECT_TRUE(state.SetHealth({"a"}, Health::kUnhealthy, "").ok());
   ASSERT_TRUE(state.Replace({MakeDevice("a"), MakeDevice("b"), MakeDevice("c")}).ok());
   EXPECT_THAT(Summary(state.Snapshot()->devices), ElementsAre("a:U", "b:H", "c:H"));
 }
 
 TEST(DeviceState, OverrideWinsOverDiscoveredHealth) {
   DeviceState state("example.com/gpu");
-  state.SetHealth({"a"}, Health::kHealthy);
+  EXPECT_TRUE(state.SetHealth({"a"}, Health::kHealthy, "").ok());
   ASSERT_TRUE(state.Replace({MakeDevice("a", Health::kUnhealthy)}).ok());
   EXPECT_THAT(Summary(state.Snapshot()->devices), ElementsAre("a:H"));
 }
@@ -97,7 +97,7 @@ TEST(DeviceState, OverrideWinsOverDiscoveredHealth) {
 TEST(DeviceState, OverridesForUnknownIdsApplyWhenDiscoveredLater) {
   DeviceState state("example.com/gpu");
   ASSERT_TRUE(state.Replace({MakeDevice("a")}).ok());
-  state.SetHealth({"later"}, Health::kUnhealthy);
+  EXPECT_TRUE(state.SetHealth({"later"}, Health::kUnhealthy, "").ok());
   EXPECT_THAT(Summary(state.Snapshot()->devices), ElementsAre("a:H"));
   ASSERT_TRUE(state.Replace({MakeDevice("a"), MakeDevice("later")}).ok());
   EXPECT_THAT(Summary(state.Snapshot()->devices), ElementsAre("a:H", "later:U"));
@@ -110,9 +110,9 @@ TEST(DeviceState, UnchangedHealthPublishesNothing) {
   state.Subscribe(&subscriber);
   const int generation = state.generation();
 
-  state.SetHealth({"a"}, Health::kHealthy);
-  state.SetHealth({"b"}, Health::kUnhealthy);
-  state.SetHealth({"unknown"}, Health::kUnhealthy);
+  EXPECT_TRUE(state.SetHealth({"a"}, Health::kHealthy, "").ok());
+  EXPECT_TRUE(state.SetHealth({"b"}, Health::kUnhealthy, "").ok());
+  EXPECT_TRUE(state.SetHealth({"unknown"}, Health::kUnhealthy, "").ok());
   ASSERT_TRUE(state.Replace({MakeDevice("a"), MakeDevice("b", Health::kUnhealthy)}).ok());
 
   EXPECT_EQ(state.generation(), generation);
@@ -125,9 +125,9 @@ TEST(DeviceState, SubscribeDeliversTheCurrentSnapshotFirstThenEachChange) {
   ASSERT_TRUE(state.Replace({MakeDevice("a"), MakeDevice("b")}).ok());
   RecordingSubscriber subscriber;
   state.Subscribe(&subscriber);
-  state.SetHealth({"a"}, Health::kUnhealthy);
+  EXPECT_TRUE(state.SetHealth({"a"}, Health::kUnhealthy, "").ok());
   ASSERT_TRUE(state.Replace({MakeDevice("a"), MakeDevice("b"), MakeDevice("c")}).ok());
-  state.SetHealth({"a", "c"}, Health::kUnhealthy);
+  EXPECT_TRUE(state.SetHealth({"a", "c"}, Health::kUnhealthy, "").ok());
 
   EXPECT_THAT(subscriber.received(),
               ElementsAre(ElementsAre("a:H", "b:H"), ElementsAre("a:U", "b:H"),
@@ -151,7 +151,7 @@ TEST(DeviceState, EverySubscriberReceivesEachChange) {
   RecordingSubscriber second;
   state.Subscribe(&first);
   state.Subscribe(&second);
-  state.SetHealth({"a"}, Health::kUnhealthy);
+  EXPECT_TRUE(state.SetHealth({"a"}, Health::kUnhealthy, "").ok());
   EXPECT_THAT(first.received(), ElementsAre(ElementsAre("a:H"), ElementsAre("a:U")));
   EXPECT_THAT(second.received(), ElementsAre(ElementsAre("a:H"), ElementsAre("a:U")));
   state.Unsubscribe(&first);
@@ -166,7 +166,7 @@ TEST(DeviceState, UnsubscribeStopsDelivery) {
   state.Subscribe(&gone);
   state.Subscribe(&staying);
   state.Unsubscribe(&gone);
-  state.SetHealth({"a"}, Health::kUnhealthy);
+  EXPECT_TRUE(state.SetHealth({"a"}, Health::kUnhealthy, "").ok());
   ASSERT_TRUE(state.Replace({MakeDevice("a"), MakeDevice("b")}).ok());
 
   EXPECT_THAT(gone.received(), ElementsAre(ElementsAre("a:H")));
@@ -178,7 +178,7 @@ TEST(DeviceState, SnapshotsAreImmutableAcrossChanges) {
   DeviceState state("example.com/gpu");
   ASSERT_TRUE(state.Replace({MakeDevice("a")}).ok());
   DeviceSnapshot before = state.Snapshot();
-  state.SetHealth({"a"}, Health::kUnhealthy);
+  EXPECT_TRUE(state.SetHealth({"a"}, Health::kUnhealthy, "").ok());
   EXPECT_THAT(Summary(before->devices), ElementsAre("a:H"));
   EXPECT_THAT(Summary(state.Snapshot()->devices), ElementsAre("a:U"));
 }

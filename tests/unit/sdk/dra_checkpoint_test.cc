@@ -1,11 +1,10 @@
-#include "sdk/src/dra_checkpoint.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <zlib.h>
 
 #include "common/durable_file.h"
 #include "nlohmann/json.hpp"
+#include "sdk/src/dra/checkpoint.h"
 #include "tests/testing/temp_dir.h"
 
 namespace kdp::internal {

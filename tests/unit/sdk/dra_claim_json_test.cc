@@ -1,7 +1,7 @@
-#include "sdk/src/dra_claim_json.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "sdk/src/dra/claim_json.h"
 
 namespace kdp::internal {
 namespace {

@@ -29,7 +29,7 @@ class AccelDriver : public kdp::DraDriver {
   explicit AccelDriver(std::string cdi_root) : DraDriver(kDriver), cdi_root_(std::move(cdi_root)) {}
 
   // The node's devices: published as one ResourceSlice pool named after the node.
-  absl::StatusOr<std::vector<kdp::DraDevice>> Devices() override {
+  absl::StatusOr<std::vector<kdp::DraDevice>> Discover() override {
     std::vector<kdp::DraDevice> devices;
     for (int64_t i = 0; i < 4; ++i) {
       devices.push_back({.name = absl::StrCat("accel", i),
@@ -116,7 +116,7 @@ kdp::Claim ClaimOf(const std::string& uid, const std::vector<std::string>& devic
 
 TEST(DraDocExample, PublishesFourDevicesWithTheirAttributes) {
   AccelDriver driver("/nonexistent");
-  absl::StatusOr<std::vector<kdp::DraDevice>> devices = driver.Devices();
+  absl::StatusOr<std::vector<kdp::DraDevice>> devices = driver.Discover();
   ASSERT_TRUE(devices.ok()) << devices.status();
   ASSERT_EQ(devices->size(), 4u);
   EXPECT_EQ((*devices)[3].name, "accel3");

@@ -19,7 +19,7 @@
 #include "drahealth/v1/api.grpc.pb.h"
 #include "examples/dra-driver/gpu_dra_driver.h"
 #include "kdp/health_file.h"
-#include "sdk/src/dra_runner_impl.h"
+#include "sdk/src/dra/runner_impl.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/unit/sdk/dra_fake_kube_client.h"
 

@@ -20,7 +20,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "nlohmann/json.hpp"
-#include "sdk/src/kube_client.h"
+#include "sdk/src/kube/kube_client.h"
 
 namespace kdp::testing {
 

@@ -1,8 +1,6 @@
 // The DRA health streams (v1alpha1 and v1 DRAResourceHealth.NodeWatchResources) served by a real
 // DraRunner on a unix socket in a temporary kubelet root, read by real gRPC clients as the
 // kubelet reads them; the API server is a FakeKubeClient.
-#include "sdk/src/dra_health_service.h"
-
 #include <gmock/gmock.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
@@ -23,7 +21,8 @@
 #include "drahealth/v1alpha1/api.grpc.pb.h"
 #include "kdp/dra_driver.h"
 #include "pluginregistration/v1/api.grpc.pb.h"
-#include "sdk/src/dra_runner_impl.h"
+#include "sdk/src/dra/health_service.h"
+#include "sdk/src/dra/runner_impl.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/wait.h"
 #include "tests/unit/sdk/dra_fake_kube_client.h"
@@ -48,7 +47,7 @@ class TestDriver final : public DraDriver {
   std::map<std::string, absl::Status> Unprepare(const std::vector<ClaimRef>&) override {
     return {};
   }
-  absl::StatusOr<std::vector<DraDevice>> Devices() override {
+  absl::StatusOr<std::vector<DraDevice>> Discover() override {
     absl::MutexLock lock(&mu_);
     std::vector<DraDevice> devices;
     for (const std::string& name : names_) devices.push_back({.name = name});
@@ -209,7 +208,7 @@ TEST_F(DraHealthServiceTest, BothVersionsSendTheFullListAtOnce) {
   }
 }
 
-TEST_F(DraHealthServiceTest, SetDeviceHealthReachesEveryOpenStreamPromptly) {
+TEST_F(DraHealthServiceTest, SetHealthReachesEveryOpenStreamPromptly) {
   auto runner = StartRunner();  // Resends every 10 s: anything sooner is the change itself.
   ASSERT_NE(runner, nullptr);
   std::vector<std::unique_ptr<Watch>> watches;
@@ -220,16 +219,14 @@ TEST_F(DraHealthServiceTest, SetDeviceHealthReachesEveryOpenStreamPromptly) {
   for (auto& watch : watches) ASSERT_THAT(DevicesOf(watch->Next()), ::testing::SizeIs(2));
 
   const absl::Time set = absl::Now();
-  ASSERT_TRUE(runner->driver()
-                  .SetDeviceHealth("gpu-1", DeviceHealthStatus::kUnhealthy, "fan stopped")
-                  .ok());
+  ASSERT_TRUE(runner->driver().SetHealth("gpu-1", Health::kUnhealthy, "fan stopped").ok());
   for (auto& watch : watches) {
     EXPECT_THAT(DevicesOf(watch->Next()),
                 ElementsAre("node-1/gpu-0=1", "node-1/gpu-1=2:fan stopped"));
   }
   EXPECT_LT(absl::Now() - set, absl::Seconds(5));
 
-  ASSERT_TRUE(runner->driver().SetDeviceHealth("gpu-0", DeviceHealthStatus::kUnknown).ok());
+  ASSERT_TRUE(runner->driver().SetHealth("gpu-0", Health::kUnknown).ok());
   for (auto& watch : watches) {
     EXPECT_THAT(DevicesOf(watch->Next()),
                 ElementsAre("node-1/gpu-0=0", "node-1/gpu-1=2:fan stopped"));
@@ -241,7 +238,7 @@ TEST_F(DraHealthServiceTest, TheFullListIsResentWellBeforeTheTimeout) {
   options.health_check_timeout = absl::Seconds(3);  // A resend every second.
   auto runner = StartRunner(options);
   ASSERT_NE(runner, nullptr);
-  ASSERT_TRUE(runner->driver().SetDeviceHealth("gpu-0", DeviceHealthStatus::kUnhealthy, "x").ok());
+  ASSERT_TRUE(runner->driver().SetHealth("gpu-0", Health::kUnhealthy, "x").ok());
   auto watch = WatchV1(DraSocket());
   std::optional<Received> previous = watch->Next();
   ASSERT_TRUE(previous.has_value());
@@ -260,43 +257,43 @@ TEST_F(DraHealthServiceTest, TheFullListIsResentWellBeforeTheTimeout) {
   }
 }
 
-TEST_F(DraHealthServiceTest, PublishDevicesChangesTheReportedList) {
+TEST_F(DraHealthServiceTest, PublishChangesTheReportedList) {
   auto runner = StartRunner();
   ASSERT_NE(runner, nullptr);
-  ASSERT_TRUE(runner->driver().SetDeviceHealth("gpu-0", DeviceHealthStatus::kUnhealthy, "a").ok());
+  ASSERT_TRUE(runner->driver().SetHealth("gpu-0", Health::kUnhealthy, "a").ok());
   auto watch = WatchV1alpha1(DraSocket());
   EXPECT_THAT(DevicesOf(watch->Next()), ElementsAre("node-1/gpu-0=2:a", "node-1/gpu-1=1"));
   driver_->SetNames({"gpu-0", "gpu-2"});
-  ASSERT_TRUE(runner->driver().PublishDevices().ok());
+  ASSERT_TRUE(runner->driver().Publish().ok());
   EXPECT_THAT(DevicesOf(watch->Next()), ElementsAre("node-1/gpu-0=2:a", "node-1/gpu-2=1"));
-  EXPECT_EQ(runner->driver().SetDeviceHealth("gpu-1", DeviceHealthStatus::kHealthy).code(),
-            absl::StatusCode::kNotFound);
+  // gpu-1 left the list; its health is kept for when it comes back (kdp/health.h).
+  ASSERT_TRUE(runner->driver().SetHealth("gpu-1", Health::kUnknown, "gone").ok());
+  driver_->SetNames({"gpu-0", "gpu-1", "gpu-2"});
+  ASSERT_TRUE(runner->driver().Publish().ok());
+  EXPECT_THAT(DevicesOf(watch->Next()),
+              ElementsAre("node-1/gpu-0=2:a", "node-1/gpu-1=0:gone", "node-1/gpu-2=1"));
 }
 
 TEST_F(DraHealthServiceTest, HealthSetBeforeStartIsReportedFromTheFirstMessage) {
   auto driver = std::make_unique<TestDriver>();
-  // No list read yet: the SDK cannot know the name.
-  EXPECT_EQ(driver->SetDeviceHealth("gpu-1", DeviceHealthStatus::kUnhealthy).code(),
-            absl::StatusCode::kNotFound);
-  ASSERT_TRUE(driver->PublishDevices().ok());  // No runner: only reads and records the list.
-  ASSERT_TRUE(driver->SetDeviceHealth("gpu-1", DeviceHealthStatus::kUnhealthy, "early").ok());
+  // No list read yet: remembered until one lists the device (kdp/health.h).
+  ASSERT_TRUE(driver->SetHealth("gpu-1", Health::kUnhealthy, "early").ok());
+  EXPECT_TRUE(driver->Devices().empty());
   auto runner = StartRunner(Options(), std::move(driver));
   ASSERT_NE(runner, nullptr);
   EXPECT_THAT(DevicesOf(WatchV1(DraSocket())->Next()),
               ElementsAre("node-1/gpu-0=1", "node-1/gpu-1=2:early"));
 }
 
-TEST_F(DraHealthServiceTest, SetDeviceHealthRejectsWhatTheKubeletCouldNotRead) {
+TEST_F(DraHealthServiceTest, SetHealthRejectsWhatTheKubeletCouldNotRead) {
   auto runner = StartRunner();
   ASSERT_NE(runner, nullptr);
-  absl::Status unknown = runner->driver().SetDeviceHealth("gpu-7", DeviceHealthStatus::kUnhealthy);
-  EXPECT_EQ(unknown.code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(unknown.message(), HasSubstr("\"gpu-7\""));
-  EXPECT_EQ(runner->driver().SetDeviceHealth("gpu-0", static_cast<DeviceHealthStatus>(-1)).code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(runner->driver()
-                .SetDeviceHealth("gpu-0", DeviceHealthStatus::kUnhealthy, "bad \xc3 byte")
-                .code(),
+  // Not listed: remembered, not reported.
+  EXPECT_TRUE(runner->driver().SetHealth("gpu-7", Health::kUnhealthy).ok());
+  absl::Status bad = runner->driver().SetHealth("gpu-0", static_cast<Health>(-1));
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.message(), HasSubstr("\"gpu-0\""));
+  EXPECT_EQ(runner->driver().SetHealth("gpu-0", Health::kUnhealthy, "bad \xc3 byte").code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(DevicesOf(WatchV1(DraSocket())->Next()),
               ElementsAre("node-1/gpu-0=1", "node-1/gpu-1=1"));
@@ -361,7 +358,7 @@ TEST_F(DraHealthServiceTest, DisabledHealthIsNeitherServedNorAdvertised) {
     EXPECT_EQ(watch->Finish().error_code(), grpc::StatusCode::UNIMPLEMENTED);
   }
   // The driver may still set health; nothing is sent.
-  EXPECT_TRUE(runner->driver().SetDeviceHealth("gpu-0", DeviceHealthStatus::kUnhealthy).ok());
+  EXPECT_TRUE(runner->driver().SetHealth("gpu-0", Health::kUnhealthy).ok());
 }
 
 TEST_F(DraHealthServiceTest, HealthCheckTimeoutIsAtLeastOneSecond) {

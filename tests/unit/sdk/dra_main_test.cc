@@ -1,4 +1,4 @@
-// kdp::RunDraDriver (sdk/src/dra_main.cc): the flags it owns and the vendor's, --help and
+// kdp::RunDraDriver (sdk/src/process/dra_main.cc): the flags it owns and the vendor's, --help and
 // --version, exit statuses, the options and signal mask the factory sees, and a whole run (API
 // server unreachable: publishing retries in the background) stopped by SIGTERM.
 #include <pthread.h>
@@ -33,7 +33,7 @@ class OneDevice : public DraDriver {
   std::map<std::string, absl::Status> Unprepare(const std::vector<ClaimRef>&) override {
     return {};
   }
-  absl::StatusOr<std::vector<DraDevice>> Devices() override {
+  absl::StatusOr<std::vector<DraDevice>> Discover() override {
     return std::vector<DraDevice>{{.name = "dev0"}};
   }
 };

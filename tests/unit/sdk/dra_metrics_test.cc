@@ -1,8 +1,6 @@
-// DraRunner's /metrics and /healthz (sdk/src/dra_metrics.h), with the runner in-process on port 0
+// DraRunner's /metrics and /healthz (sdk/src/dra/metrics.h), with the runner in-process on port 0
 // over real unix sockets, a fake API server (FakeKubeClient) and the kubelet's calls made as gRPC
 // clients; every value is read back by scraping over HTTP as Prometheus would.
-#include "sdk/src/dra_metrics.h"
-
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
@@ -21,7 +19,8 @@
 #include "gtest/gtest.h"
 #include "kdp/dra_driver.h"
 #include "pluginregistration/v1/api.grpc.pb.h"
-#include "sdk/src/dra_runner_impl.h"
+#include "sdk/src/dra/metrics.h"
+#include "sdk/src/dra/runner_impl.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/wait.h"
 #include "tests/unit/sdk/dra_fake_kube_client.h"
@@ -54,7 +53,7 @@ std::string Series(const std::string& name, const std::string& more_labels = "")
                       more_labels.empty() ? "" : ",", more_labels, "}");
 }
 
-// Two devices; prepares every allocated device; Devices() fails while fail_devices(true).
+// Two devices; prepares every allocated device; Discover() fails while fail_devices(true).
 class TestDriver final : public DraDriver {
  public:
   TestDriver() : DraDriver(kDriver) {}
@@ -80,7 +79,7 @@ class TestDriver final : public DraDriver {
     return results;
   }
 
-  absl::StatusOr<std::vector<DraDevice>> Devices() override {
+  absl::StatusOr<std::vector<DraDevice>> Discover() override {
     absl::MutexLock lock(&mu_);
     if (fail_) return absl::UnavailableError("GPU driver not loaded");
     return std::vector<DraDevice>{{.name = "gpu-0", .attributes = {}, .capacity = {}},
@@ -220,21 +219,21 @@ TEST_F(DraMetricsTest, DevicesByHealthAndDeviceSourceFailures) {
   ASSERT_NO_FATAL_FAILURE(StartRunner());
   NotifyRegistered(true);
   EXPECT_THAT(Value(Series("devices", "health=\"Healthy\"")), Optional(2.0));
-  ASSERT_TRUE(driver_->SetDeviceHealth("gpu-1", DeviceHealthStatus::kUnhealthy, "hot").ok());
+  ASSERT_TRUE(driver_->SetHealth("gpu-1", Health::kUnhealthy, "hot").ok());
   EXPECT_THAT(Value(Series("devices", "health=\"Healthy\"")), Optional(1.0));
   EXPECT_THAT(Value(Series("devices", "health=\"Unhealthy\"")), Optional(1.0));
 
   driver_->fail_devices(true);
-  EXPECT_FALSE(driver_->PublishDevices().ok());
+  EXPECT_FALSE(driver_->Publish().ok());
   Scrape failing = Healthz();
   EXPECT_EQ(failing.status, 500);
   EXPECT_THAT(failing.body, HasSubstr("[-]device-source failed: gpu.example.com: device source "
-                                      "failing: Devices(): UNAVAILABLE: GPU driver not loaded"));
+                                      "failing: Discover(): UNAVAILABLE: GPU driver not loaded"));
   // A device source that fails is what a restart may cure (a vendor library to load again).
   EXPECT_EQ(HttpGet(runner_->metrics_port(), "/livez").status, 500);
   EXPECT_THAT(Value(Series("device_discovery_failures_total")), Optional(1.0));
   driver_->fail_devices(false);
-  ASSERT_TRUE(driver_->PublishDevices().ok());
+  ASSERT_TRUE(driver_->Publish().ok());
   EXPECT_TRUE(WaitUntil([&] { return Healthz().status == 200; })) << Healthz().body;
 }
 

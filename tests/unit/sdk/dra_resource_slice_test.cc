@@ -1,10 +1,10 @@
-#include "sdk/src/dra_resource_slice.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
+
+#include "sdk/src/dra/resource_slice.h"
 
 namespace kdp::internal {
 namespace {

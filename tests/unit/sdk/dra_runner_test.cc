@@ -27,7 +27,7 @@
 #include "dra/v1beta1/api.grpc.pb.h"
 #include "kdp/dra_driver.h"
 #include "pluginregistration/v1/api.grpc.pb.h"
-#include "sdk/src/dra_runner_impl.h"
+#include "sdk/src/dra/runner_impl.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/wait.h"
 #include "tests/unit/sdk/dra_fake_kube_client.h"
@@ -100,7 +100,7 @@ class TestDriver final : public DraDriver {
     return results;
   }
 
-  absl::StatusOr<std::vector<DraDevice>> Devices() override {
+  absl::StatusOr<std::vector<DraDevice>> Discover() override {
     absl::MutexLock lock(&mu_);
     return devices_;
   }
@@ -580,7 +580,7 @@ TEST_F(DraRunnerTest, PublishesTheNodesSliceAndRepublishesOnChange) {
   EXPECT_EQ(slice["spec"]["devices"].size(), 2u);
 
   driver_->SetDevices({DraDevice{.name = "gpu-0", .attributes = {}, .capacity = {}}});
-  ASSERT_TRUE(runner->driver().PublishDevices().ok());
+  ASSERT_TRUE(runner->driver().Publish().ok());
   ASSERT_TRUE(WaitUntil([this] {
     auto slices = client_->slices();
     return slices.size() == 1 && slices.begin()->second["spec"]["pool"]["generation"] == 2;
@@ -588,7 +588,7 @@ TEST_F(DraRunnerTest, PublishesTheNodesSliceAndRepublishesOnChange) {
   EXPECT_EQ(client_->slices().begin()->second["spec"]["devices"].size(), 1u);
 
   driver_->SetDevices({DraDevice{.name = "Bad_Name", .attributes = {}, .capacity = {}}});
-  EXPECT_EQ(runner->driver().PublishDevices().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(runner->driver().Publish().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(DraRunnerTest, InvalidDevicesFailStart) {
@@ -611,7 +611,7 @@ TEST_F(DraRunnerTest, StopRemovesBothSocketsAndIsIdempotent) {
   EXPECT_EQ(runner->Start().code(), absl::StatusCode::kFailedPrecondition);
   // Publishing after Stop validates but sends nothing.
   client_->ClearRequests();
-  EXPECT_TRUE(runner->driver().PublishDevices().ok());
+  EXPECT_TRUE(runner->driver().Publish().ok());
   EXPECT_TRUE(client_->requests().empty());
 }
 
@@ -678,7 +678,9 @@ TEST_F(DraRunnerTest, CreateValidatesOptions) {
       std::map<std::string, absl::Status> Unprepare(const std::vector<ClaimRef>&) override {
         return {};
       }
-      absl::StatusOr<std::vector<DraDevice>> Devices() override { return std::vector<DraDevice>{}; }
+      absl::StatusOr<std::vector<DraDevice>> Discover() override {
+        return std::vector<DraDevice>{};
+      }
     };
     return internal::CreateDraRunnerWithClient(std::move(options), std::make_unique<Named>(driver),
                                                client_)

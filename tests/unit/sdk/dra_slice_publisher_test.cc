@@ -1,5 +1,3 @@
-#include "sdk/src/dra_slice_publisher.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -7,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "sdk/src/dra/slice_publisher.h"
 #include "tests/unit/sdk/dra_fake_kube_client.h"
 
 namespace kdp::internal {

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "nlohmann/json.hpp"
-#include "sdk/src/dra_slice_publisher.h"
-#include "sdk/src/kube_client.h"
+#include "sdk/src/dra/slice_publisher.h"
+#include "sdk/src/kube/kube_client.h"
 
 namespace kdp::internal {
 namespace {

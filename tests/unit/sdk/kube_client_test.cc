@@ -1,4 +1,4 @@
-#include "sdk/src/kube_client.h"
+#include "sdk/src/kube/kube_client.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -1,4 +1,4 @@
-// kdp::RunPlugins (sdk/src/plugin_main.cc): the flags it owns and the vendor's, --help and
+// kdp::RunPlugins (sdk/src/process/plugin_main.cc): the flags it owns and the vendor's, --help and
 // --version, exit statuses, the signal mask the factory runs under, the health file, and a whole
 // run stopped by SIGTERM.
 #include <pthread.h>

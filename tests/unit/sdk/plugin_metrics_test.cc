@@ -1,8 +1,6 @@
-// PluginRunner's /metrics and /healthz (sdk/src/plugin_metrics.h), with the runner in-process on
-// port 0, a fake kubelet on a real unix socket in a temporary root, and every value read back by
+// PluginRunner's /metrics and /healthz (sdk/src/deviceplugin/metrics.h), with the runner in-process
+// on port 0, a fake kubelet on a real unix socket in a temporary root, and every value read back by
 // scraping over HTTP as Prometheus would.
-#include "sdk/src/plugin_metrics.h"
-
 #include <grpcpp/grpcpp.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -27,6 +25,7 @@
 #include "gtest/gtest.h"
 #include "kdp/device_plugin.h"
 #include "kdp/plugin_runner.h"
+#include "sdk/src/deviceplugin/metrics.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/wait.h"
 #include "tests/unit/sdk/metrics_scrape.h"
@@ -234,12 +233,12 @@ TEST_F(PluginMetricsTest, DevicesByHealthFollowSetHealthAndRefreshFailuresFlipHe
   EXPECT_THAT(Value(healthy), Optional(2.0));
   EXPECT_THAT(Value(unhealthy), Optional(1.0));
 
-  plugin_->SetHealth("gpu0", Health::kUnhealthy);
+  EXPECT_TRUE(plugin_->SetHealth("gpu0", Health::kUnhealthy).ok());
   EXPECT_THAT(Value(healthy), Optional(1.0));
   EXPECT_THAT(Value(unhealthy), Optional(2.0));
 
   plugin_->fail_discovery(true);
-  EXPECT_EQ(plugin_->Refresh().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(plugin_->Publish().code(), absl::StatusCode::kUnavailable);
   Scrape failing = Healthz();
   EXPECT_EQ(failing.status, 500);
   EXPECT_THAT(failing.body, HasSubstr("example.com/gpu: device source failing: Discover(): "
@@ -248,7 +247,7 @@ TEST_F(PluginMetricsTest, DevicesByHealthFollowSetHealthAndRefreshFailuresFlipHe
   EXPECT_THAT(Value(unhealthy), Optional(2.0));  // The last inventory stays.
 
   plugin_->fail_discovery(false);
-  ASSERT_TRUE(plugin_->Refresh().ok());
+  ASSERT_TRUE(plugin_->Publish().ok());
   EXPECT_EQ(Healthz().status, 200);
   EXPECT_THAT(Value(Series("discovery_failures_total")), Optional(1.0));
 }
@@ -292,7 +291,7 @@ TEST_F(PluginMetricsTest, RpcsAreCountedByMethodAndCode) {
   ASSERT_TRUE(reader->Read(&first));
   EXPECT_TRUE(WaitForValue(Series("list_and_watch_sends_total"), 1));
   EXPECT_THAT(Value(Series("list_and_watch_streams")), Optional(1.0));
-  plugin_->SetHealth("gpu2", Health::kUnhealthy);
+  EXPECT_TRUE(plugin_->SetHealth("gpu2", Health::kUnhealthy).ok());
   ASSERT_TRUE(reader->Read(&first));
   EXPECT_TRUE(WaitForValue(Series("list_and_watch_sends_total"), 2));
   context.TryCancel();

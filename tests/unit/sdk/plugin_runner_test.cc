@@ -535,7 +535,7 @@ TEST_F(PluginRunnerTest, ListAndWatchSendsASnapshotOnSetHealth) {
   v1beta1::ListAndWatchResponse response;
   ASSERT_TRUE(stream.Read(&response));
 
-  std::thread health([plugin] { plugin->SetHealth("gpu2", Health::kUnhealthy); });
+  std::thread health([plugin] { EXPECT_TRUE(plugin->SetHealth("gpu2", Health::kUnhealthy).ok()); });
   health.join();
   ASSERT_TRUE(stream.Read(&response));
   EXPECT_THAT(Summary(response),
@@ -558,7 +558,7 @@ TEST_F(PluginRunnerTest, ListAndWatchUpdatesEveryOpenStream) {
   ASSERT_TRUE(first.Read(&response));
   ASSERT_TRUE(second.Read(&response));
 
-  std::thread health([plugin] { plugin->SetHealth("gpu1", Health::kHealthy); });
+  std::thread health([plugin] { EXPECT_TRUE(plugin->SetHealth("gpu1", Health::kHealthy).ok()); });
   health.join();
   for (Stream* stream : {&first, &second}) {
     ASSERT_TRUE(stream->Read(&response));
@@ -577,9 +577,10 @@ TEST_F(PluginRunnerTest, ListAndWatchEndsWithTheLatestSnapshotAfterABurst) {
 
   std::thread health([plugin] {
     for (int i = 0; i < 50; ++i) {
-      plugin->SetHealth("gpu0", i % 2 == 0 ? Health::kUnhealthy : Health::kHealthy);
+      EXPECT_TRUE(
+          plugin->SetHealth("gpu0", i % 2 == 0 ? Health::kUnhealthy : Health::kHealthy).ok());
     }
-    plugin->SetHealth("gpu2", Health::kUnhealthy);
+    EXPECT_TRUE(plugin->SetHealth("gpu2", Health::kUnhealthy).ok());
   });
   health.join();
   // Intermediate snapshots may be coalesced; the last one must arrive.

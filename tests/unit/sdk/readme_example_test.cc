@@ -66,7 +66,7 @@ TEST(WritingAPluginExample, DiscoversFromTheHostAndListsTheDevicesInAnEnv) {
   MyNics plugin;
   absl::StatusOr<std::vector<kdp::Device>> devices = plugin.Discover();
   ASSERT_TRUE(devices.ok()) << devices.status();
-  ASSERT_TRUE(plugin.Refresh().ok());
+  ASSERT_TRUE(plugin.Publish().ok());
   if (devices->empty()) {
     // No Mellanox NIC on this host: an unknown ID is refused, as the guide says.
     EXPECT_EQ(plugin.Allocate({.device_ids = {"0000:00:00.0"}}).status().code(),
@@ -91,7 +91,7 @@ TEST(ReadmeExample, DiscoversFourDevicesOnTwoNumaNodes) {
 
 TEST(ReadmeExample, DefaultAllocateHandsOutTheDeviceNodes) {
   MyAccelerators plugin;
-  ASSERT_TRUE(plugin.Refresh().ok());
+  ASSERT_TRUE(plugin.Publish().ok());
   absl::StatusOr<kdp::ContainerAllocation> allocation =
       plugin.Allocate({.device_ids = {"accel1", "accel2"}});
   ASSERT_TRUE(allocation.ok()) << allocation.status();

@@ -16,7 +16,7 @@
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "sdk/src/pci_locality.h"
+#include "sdk/src/topology/pci_locality.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/topology_files.h"
 

@@ -18,10 +18,10 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kdp/cdi.h"
+#include "manager/src/controlplane/resourceapi/kubeconfig.h"
 #include "manager/src/devicemanager/registration_server.h"
 #include "manager/src/dra/checkpoint.h"
-#include "manager/src/resourceapi/kubeconfig.h"
-#include "sdk/src/dra_checkpoint.h"
+#include "sdk/src/dra/checkpoint.h"
 #include "tests/testing/temp_dir.h"
 
 namespace kdp {

@@ -27,10 +27,10 @@
 #include "manager/src/devicemanager/registration_server.h"
 #include "manager/src/dra/checkpoint.h"
 #include "manager/src/dra/plugin/dra_plugin_manager.h"
-#include "sdk/src/dra_checkpoint.h"
-#include "sdk/src/dra_node_server.h"
-#include "sdk/src/dra_resource_slice.h"
-#include "sdk/src/dra_runner_impl.h"
+#include "sdk/src/dra/checkpoint.h"
+#include "sdk/src/dra/node_server.h"
+#include "sdk/src/dra/resource_slice.h"
+#include "sdk/src/dra/runner_impl.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/unit/sdk/dra_fake_kube_client.h"
 
@@ -200,7 +200,7 @@ class RecordingDriver final : public DraDriver {
     calls += static_cast<int>(claims.size());
     return {};
   }
-  absl::StatusOr<std::vector<DraDevice>> Devices() override { return std::vector<DraDevice>{}; }
+  absl::StatusOr<std::vector<DraDevice>> Discover() override { return std::vector<DraDevice>{}; }
   int calls = 0;
 };
 

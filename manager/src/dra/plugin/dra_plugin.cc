@@ -10,7 +10,7 @@
 #include "dra/v1/api.grpc.pb.h"
 #include "dra/v1beta1/api.grpc.pb.h"
 #include "manager/src/dra/plugin/conversion.h"
-#include "manager/src/manager_metrics.h"
+#include "manager/src/metrics/manager_metrics.h"
 #include "manager/src/pluginmanager/grpc_error.h"
 
 namespace kdp::manager::dra {

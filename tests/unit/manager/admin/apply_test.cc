@@ -13,7 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "manager/src/admin/admin_server.h"
-#include "manager/src/resourceapi/kinds.h"
+#include "manager/src/controlplane/resourceapi/kinds.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/unit/manager/admin/fake_dra_driver.h"
 

@@ -9,8 +9,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "manager/src/controlplane/resourceapi/store.h"
 #include "manager/src/dra/plugin/plugin.h"
-#include "manager/src/resourceapi/store.h"
 
 namespace kdp::manager {
 

@@ -13,8 +13,8 @@
 
 #include "gtest/gtest.h"
 #include "httplib.h"
-#include "manager/src/resourceapi/server.h"
-#include "manager/src/resourceapi/store.h"
+#include "manager/src/controlplane/resourceapi/server.h"
+#include "manager/src/controlplane/resourceapi/store.h"
 #include "nlohmann/json.hpp"
 #include "tests/unit/manager/resourceapi/test_tls.h"
 

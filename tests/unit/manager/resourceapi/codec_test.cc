@@ -1,10 +1,10 @@
-#include "manager/src/resourceapi/codec.h"
+#include "manager/src/controlplane/resourceapi/codec.h"
 
 #include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "manager/src/resourceapi/api_errors.h"
+#include "manager/src/controlplane/resourceapi/api_errors.h"
 
 namespace kdp::manager::resourceapi {
 namespace {

@@ -1,7 +1,7 @@
-#include "manager/src/resourceapi/conversion.h"
+#include "manager/src/controlplane/resourceapi/conversion.h"
 
 #include "gtest/gtest.h"
-#include "manager/src/resourceapi/codec.h"
+#include "manager/src/controlplane/resourceapi/codec.h"
 
 namespace kdp::manager::resourceapi {
 namespace {

@@ -8,7 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
-#include "manager/src/resourceapi/server.h"
+#include "manager/src/controlplane/resourceapi/server.h"
 #include "tests/unit/manager/resourceapi/api_server_fixture.h"
 
 namespace kdp::manager::resourceapi {

@@ -1,7 +1,7 @@
 // Server-side field validation (field_validation.h): unknown fields are named as the API server's
 // strict decoder names them, inside the schemas kdp keeps complete; every manifest the repository
 // ships passes; open schemas let fields kdp does not describe through.
-#include "manager/src/resourceapi/field_validation.h"
+#include "manager/src/controlplane/resourceapi/field_validation.h"
 
 #include <filesystem>
 #include <fstream>
@@ -11,7 +11,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "manager/src/resourceapi/api_errors.h"
+#include "manager/src/controlplane/resourceapi/api_errors.h"
 #include "yaml-cpp/yaml.h"
 
 namespace kdp::manager::resourceapi {

@@ -8,10 +8,10 @@
 #include "absl/strings/escaping.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "manager/src/resourceapi/api_errors.h"
-#include "manager/src/resourceapi/codec.h"
-#include "manager/src/resourceapi/request_options.h"
-#include "manager/src/resourceapi/validation.h"
+#include "manager/src/controlplane/resourceapi/api_errors.h"
+#include "manager/src/controlplane/resourceapi/codec.h"
+#include "manager/src/controlplane/resourceapi/request_options.h"
+#include "manager/src/controlplane/resourceapi/validation.h"
 
 namespace kdp::manager::resourceapi {
 namespace {

@@ -1,4 +1,4 @@
-#include "manager/src/resourceapi/kubeconfig.h"
+#include "manager/src/controlplane/resourceapi/kubeconfig.h"
 
 #include <sys/stat.h>
 

@@ -1,4 +1,4 @@
-#include "manager/src/resourceapi/local_api.h"
+#include "manager/src/controlplane/resourceapi/local_api.h"
 
 #include <memory>
 #include <string>
@@ -8,7 +8,7 @@
 #include "common/durable_file.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "manager/src/resourceapi/kubeconfig.h"
+#include "manager/src/controlplane/resourceapi/kubeconfig.h"
 #include "nlohmann/json.hpp"
 #include "tests/testing/loopback_http.h"
 #include "tests/testing/temp_dir.h"

@@ -5,7 +5,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "manager/src/resourceapi/validation.h"
+#include "manager/src/controlplane/resourceapi/validation.h"
 
 namespace kdp::manager::resourceapi {
 namespace {

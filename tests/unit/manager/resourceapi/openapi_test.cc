@@ -1,4 +1,4 @@
-#include "manager/src/resourceapi/openapi.h"
+#include "manager/src/controlplane/resourceapi/openapi.h"
 
 #include <iterator>
 #include <optional>
@@ -15,7 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "manager/src/resourceapi/kinds.h"
+#include "manager/src/controlplane/resourceapi/kinds.h"
 #include "openssl/evp.h"
 
 namespace kdp::manager::resourceapi {

@@ -1,7 +1,7 @@
 // The PATCH bodies kube-apiserver accepts, applied to stored objects: the bodies below are the
 // ones kubectl 1.33 sends for `kubectl apply` (client-side), `kubectl patch` and `kubectl label`,
 // and the expected results are the API server's (k8s.io/apimachinery strategicpatch tests).
-#include "manager/src/resourceapi/patch.h"
+#include "manager/src/controlplane/resourceapi/patch.h"
 
 #include <optional>
 #include <string>
@@ -10,7 +10,7 @@
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "manager/src/resourceapi/api_errors.h"
+#include "manager/src/controlplane/resourceapi/api_errors.h"
 
 namespace kdp::manager::resourceapi {
 namespace {

@@ -1,4 +1,4 @@
-#include "manager/src/resourceapi/protobuf_codec.h"
+#include "manager/src/controlplane/resourceapi/protobuf_codec.h"
 
 #include <cstdint>
 #include <string>
@@ -8,9 +8,9 @@
 #include "gtest/gtest.h"
 #include "k8s/api/resource/v1/generated.pb.h"
 #include "k8s/api/resource/v1beta1/generated.pb.h"
-#include "manager/src/resourceapi/api_errors.h"
-#include "manager/src/resourceapi/codec.h"
-#include "manager/src/resourceapi/conversion.h"
+#include "manager/src/controlplane/resourceapi/api_errors.h"
+#include "manager/src/controlplane/resourceapi/codec.h"
+#include "manager/src/controlplane/resourceapi/conversion.h"
 #include "tests/unit/manager/resourceapi/protobuf_body_builder.h"
 
 namespace kdp::manager::resourceapi {

@@ -1,13 +1,13 @@
 // List and watch query parameters as the API server parses and validates them
 // (ValidateListOptions), and the continue token.
-#include "manager/src/resourceapi/request_options.h"
+#include "manager/src/controlplane/resourceapi/request_options.h"
 
 #include <map>
 #include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "manager/src/resourceapi/api_errors.h"
+#include "manager/src/controlplane/resourceapi/api_errors.h"
 
 namespace kdp::manager::resourceapi {
 namespace {

@@ -1,4 +1,4 @@
-#include "manager/src/resourceapi/server.h"
+#include "manager/src/controlplane/resourceapi/server.h"
 
 #include <stdlib.h>
 
@@ -14,7 +14,7 @@
 #include "httplib.h"
 #include "k8s/api/resource/v1/generated.pb.h"
 #include "k8s/api/resource/v1beta1/generated.pb.h"
-#include "manager/src/resourceapi/api_errors.h"
+#include "manager/src/controlplane/resourceapi/api_errors.h"
 #include "tests/unit/manager/resourceapi/api_server_fixture.h"
 #include "tests/unit/manager/resourceapi/protobuf_body_builder.h"
 #include "tests/unit/manager/resourceapi/test_tls.h"

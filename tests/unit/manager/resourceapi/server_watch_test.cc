@@ -13,7 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
-#include "manager/src/resourceapi/server.h"
+#include "manager/src/controlplane/resourceapi/server.h"
 #include "tests/testing/wait.h"
 #include "tests/unit/manager/resourceapi/test_tls.h"
 

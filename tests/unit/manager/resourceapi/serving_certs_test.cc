@@ -1,4 +1,4 @@
-#include "manager/src/resourceapi/serving_certs.h"
+#include "manager/src/controlplane/resourceapi/serving_certs.h"
 
 #include <openssl/pem.h>
 #include <openssl/x509.h>

@@ -1,4 +1,4 @@
-#include "manager/src/resourceapi/store.h"
+#include "manager/src/controlplane/resourceapi/store.h"
 
 #include <set>
 #include <string>
@@ -6,7 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "manager/src/resourceapi/api_errors.h"
+#include "manager/src/controlplane/resourceapi/api_errors.h"
 
 namespace kdp::manager::resourceapi {
 namespace {

@@ -1,4 +1,4 @@
-#include "manager/src/resourceapi/table.h"
+#include "manager/src/controlplane/resourceapi/table.h"
 
 #include <string>
 #include <vector>
@@ -7,7 +7,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "manager/src/resourceapi/api_errors.h"
+#include "manager/src/controlplane/resourceapi/api_errors.h"
 
 namespace kdp::manager::resourceapi {
 namespace {

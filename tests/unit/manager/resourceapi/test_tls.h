@@ -19,7 +19,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "httplib.h"
-#include "manager/src/resourceapi/serving_certs.h"
+#include "manager/src/controlplane/resourceapi/serving_certs.h"
 
 namespace kdp::testing {
 

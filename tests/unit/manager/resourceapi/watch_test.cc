@@ -1,7 +1,7 @@
 // WatchStream over a real ObjectStore: watch-list replay and its bookmark, classic watches from a
 // resourceVersion, selectors (objects entering and leaving the selection), version conversion,
 // bookmarks, heartbeats, timeouts and the errors the watch cache gives.
-#include "manager/src/resourceapi/watch.h"
+#include "manager/src/controlplane/resourceapi/watch.h"
 
 #include <string>
 #include <vector>
@@ -9,7 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "manager/src/resourceapi/api_errors.h"
+#include "manager/src/controlplane/resourceapi/api_errors.h"
 
 namespace kdp::manager::resourceapi {
 namespace {

@@ -14,7 +14,7 @@
 #include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "manager/src/resourceclaim/pod_claim_controller.h"
+#include "manager/src/controlplane/resourceclaim/pod_claim_controller.h"
 #include "tests/testing/temp_dir.h"
 
 namespace kdp::manager::resourceclaim {

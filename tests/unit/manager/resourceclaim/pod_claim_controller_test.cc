@@ -3,7 +3,7 @@
 // over a real ObjectStore (slices, classes, claims and templates created as v1 JSON, as the REST
 // API stores them) and a real DraManager whose driver is a fake that reads the claim's allocation
 // from the store, as a real driver GETs it, and answers one device with a CDI ID per result.
-#include "manager/src/resourceclaim/pod_claim_controller.h"
+#include "manager/src/controlplane/resourceclaim/pod_claim_controller.h"
 
 #include <atomic>
 #include <memory>

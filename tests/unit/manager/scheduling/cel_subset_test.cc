@@ -1,4 +1,4 @@
-#include "manager/src/scheduling/cel_subset.h"
+#include "manager/src/controlplane/scheduling/cel_subset.h"
 
 #include <string>
 #include <thread>
@@ -8,7 +8,7 @@
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "manager/src/resourceapi/types.h"
+#include "manager/src/controlplane/resourceapi/types.h"
 
 namespace kdp::manager::scheduling {
 namespace {

@@ -1,4 +1,4 @@
-#include "manager/src/scheduling/claim_allocator.h"
+#include "manager/src/controlplane/scheduling/claim_allocator.h"
 
 #include <chrono>
 #include <cstdint>
@@ -12,7 +12,7 @@
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "manager/src/resourceapi/types.h"
+#include "manager/src/controlplane/resourceapi/types.h"
 
 namespace kdp::manager::scheduling {
 namespace {

@@ -7,8 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "manager/src/resourceapi/types.h"
-#include "manager/src/scheduling/cel_subset.h"
+#include "manager/src/controlplane/resourceapi/types.h"
+#include "manager/src/controlplane/scheduling/cel_subset.h"
 
 namespace kdp::manager::scheduling {
 namespace {
