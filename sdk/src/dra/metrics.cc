@@ -7,21 +7,6 @@
 #include "sdk/src/runtime/metrics_endpoint.h"
 
 namespace kdp::internal {
-namespace {
-
-const char* HealthLabel(Health health) {
-  switch (health) {
-    case Health::kHealthy:
-      return "Healthy";
-    case Health::kUnhealthy:
-      return "Unhealthy";
-    case Health::kUnknown:
-      break;
-  }
-  return "Unknown";
-}
-
-}  // namespace
 
 DraRunnerMetrics::DraRunnerMetrics(std::string driver, std::shared_ptr<DraDriverLink> link,
                                    const DraRegistrationService* registration)
@@ -152,8 +137,8 @@ std::vector<metrics::LabeledValue> DraRunnerMetrics::DeviceCounts() const {
   }
   std::vector<metrics::LabeledValue> out;
   for (int i = 0; i < 3; ++i) {
-    out.push_back({.label_values = {driver_, HealthLabel(order[i])},
-                   .value = static_cast<double>(counts[i])});
+    out.push_back(
+        {.label_values = {driver_, HealthName(order[i])}, .value = static_cast<double>(counts[i])});
   }
   return out;
 }

@@ -244,6 +244,52 @@ TEST(DevicePlugin, HealthOverridesSurviveRefreshAndApplyToNewDevices) {
   EXPECT_EQ(devices[1].health, Health::kUnhealthy);
 }
 
+TEST(DevicePlugin, SetHealthRefusesUnknownAndNonUtf8AndSetsNothing) {
+  FakePlugin plugin;
+  plugin.SetDiscovery(std::vector<Device>{Dev("a"), Dev("b")});
+  ASSERT_TRUE(plugin.Publish().ok());
+  const std::vector<std::string> both = {"a", "b"};
+  absl::Status unknown = plugin.SetHealth(both, Health::kUnknown);
+  EXPECT_EQ(unknown.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(unknown.message(), HasSubstr("Healthy and Unhealthy only"));
+  EXPECT_EQ(plugin.SetHealth("a", Health::kUnhealthy, "bad \xc3 byte").code(),
+            absl::StatusCode::kInvalidArgument);
+  for (const Device& device : plugin.Devices()) EXPECT_EQ(device.health, Health::kHealthy);
+}
+
+TEST(DevicePlugin, DiscoverWithUnknownHealthIsRefusedAndKeepsTheInventory) {
+  FakePlugin plugin;
+  plugin.SetDiscovery(std::vector<Device>{Dev("a")});
+  ASSERT_TRUE(plugin.Publish().ok());
+  plugin.SetDiscovery(std::vector<Device>{{.id = "b", .health = Health::kUnknown}});
+  absl::Status refused = plugin.Publish();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.message(), HasSubstr("\"b\""));
+  ASSERT_EQ(plugin.Devices().size(), 1u);
+  EXPECT_EQ(plugin.Devices()[0].id, "a");
+}
+
+TEST(DevicePlugin, SetUnhealthyDevicesStatesTheWholeSetAndClearsWhatWasSetBefore) {
+  FakePlugin plugin;
+  plugin.SetDiscovery(
+      std::vector<Device>{Dev("a"), Dev("b"), {.id = "c", .health = Health::kUnhealthy}});
+  ASSERT_TRUE(plugin.Publish().ok());
+  ASSERT_TRUE(plugin.SetHealth("c", Health::kHealthy).ok());
+  ASSERT_TRUE(plugin.SetUnhealthyDevices({"a", "later"}, "listed").ok());
+  std::vector<Device> devices = plugin.Devices();
+  EXPECT_EQ(devices[0].health, Health::kUnhealthy);
+  EXPECT_EQ(devices[1].health, Health::kHealthy);
+  // c's own SetHealth() was cleared: Discover()'s health holds again.
+  EXPECT_EQ(devices[2].health, Health::kUnhealthy);
+  // "later" is remembered until Discover() lists it.
+  plugin.SetDiscovery(std::vector<Device>{Dev("a"), Dev("later")});
+  ASSERT_TRUE(plugin.Publish().ok());
+  devices = plugin.Devices();
+  EXPECT_EQ(devices[1].health, Health::kUnhealthy);
+  ASSERT_TRUE(plugin.SetUnhealthyDevices({}).ok());
+  for (const Device& device : plugin.Devices()) EXPECT_EQ(device.health, Health::kHealthy);
+}
+
 TEST(ReplicaIds, NamesReplicasAsNvidiaDoes) {
   EXPECT_THAT(ReplicaIds("gpu3", 1), ElementsAre("gpu3"));
   EXPECT_THAT(ReplicaIds("gpu3", 3), ElementsAre("gpu3::0", "gpu3::1", "gpu3::2"));

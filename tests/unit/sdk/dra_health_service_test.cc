@@ -266,6 +266,9 @@ TEST_F(DraHealthServiceTest, PublishChangesTheReportedList) {
   driver_->SetNames({"gpu-0", "gpu-2"});
   ASSERT_TRUE(runner->driver().Publish().ok());
   EXPECT_THAT(DevicesOf(watch->Next()), ElementsAre("node-1/gpu-0=2:a", "node-1/gpu-2=1"));
+  std::vector<std::string> published;
+  for (const DraDevice& device : runner->driver().Devices()) published.push_back(device.name);
+  EXPECT_THAT(published, ElementsAre("gpu-0", "gpu-2"));  // What Publish() handed over.
   // gpu-1 left the list; its health is kept for when it comes back (kdp/health.h).
   ASSERT_TRUE(runner->driver().SetHealth("gpu-1", Health::kUnknown, "gone").ok());
   driver_->SetNames({"gpu-0", "gpu-1", "gpu-2"});
