@@ -35,7 +35,7 @@ inline nlohmann::json DeviceStatusJson(const kdp::admin::v1::DeviceStatus& devic
           {"pod", device.pod()}};
 }
 
-// {"driver","pool","device","requests":[...],"cdi_device_ids":[...]}.
+// {"driver","pool","device","requests":[...],"cdi_device_ids":[...],"share_id"?}.
 inline nlohmann::json ClaimDeviceJson(const kdp::admin::v1::ClaimDevice& device) {
   nlohmann::json requests = nlohmann::json::array();
   for (const auto& request : device.requests()) requests.push_back(request);
@@ -46,6 +46,7 @@ inline nlohmann::json ClaimDeviceJson(const kdp::admin::v1::ClaimDevice& device)
                         {"device", device.device()},
                         {"requests", std::move(requests)},
                         {"cdi_device_ids", std::move(cdi)}};
+  if (!device.share_id().empty()) out["share_id"] = device.share_id();
   if (!device.health().empty()) out["health"] = device.health();
   if (!device.health_message().empty()) out["health_message"] = device.health_message();
   return out;
@@ -78,9 +79,12 @@ inline nlohmann::json PodClaimJson(const kdp::admin::v1::PodClaim& claim) {
           {"devices", std::move(devices)}};
 }
 
-// "driver/pool/device", the kubelet's resourceID for a device without CDI IDs.
+// "driver/pool/device", the kubelet's resourceID for a device without CDI IDs, then " share
+// <id>" for one share of a device allocated to several claims.
 inline std::string ClaimDeviceText(const kdp::admin::v1::ClaimDevice& device) {
-  return absl::StrCat(device.driver(), "/", device.pool(), "/", device.device());
+  std::string text = absl::StrCat(device.driver(), "/", device.pool(), "/", device.device());
+  if (!device.share_id().empty()) absl::StrAppend(&text, " share ", device.share_id());
+  return text;
 }
 
 // {"resources":[{"name","capacity","allocatable","allocated","connected","removed","endpoint",

@@ -6,7 +6,8 @@
 //
 // Properties checked beyond "no crash": errors are BadRequest (INVALID_ARGUMENT); the decoded
 // JSON carries the URL's apiVersion and kind ResourceSlice, and it, the stored object and the
-// store's snapshot serialize without throwing (the body's strings are bytes from the wire).
+// store's snapshot serialize without throwing (the body's strings are bytes from the wire); a
+// valid slice's typed model (codec.h) survives EncodeResourceSlice → DecodeResourceSlice.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -70,6 +71,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Json object = ra::ToV1(ra::Kind::kResourceSlice, version, *decoded);
   ra::Normalize(ra::Kind::kResourceSlice, &object);
   if (!ra::Validate(ra::Kind::kResourceSlice, object).ok()) return 0;
+  // The typed model of a valid slice (counters, taints, capacity policies, node selection) encodes
+  // to a slice that validates again and decodes to the same model.
+  absl::StatusOr<ra::ResourceSlice> typed = ra::DecodeResourceSlice(object);
+  if (!typed.ok()) Fail("a valid slice does not decode", typed.status().ToString());
+  absl::StatusOr<ra::ResourceSlice> again =
+      ra::DecodeResourceSlice(ra::EncodeResourceSlice(*typed));
+  if (!again.ok()) Fail("the encoded slice does not validate", again.status().ToString());
+  if (!(*again == *typed)) Fail("the slice changed through Encode/Decode", object.dump());
   ra::ObjectStore store(
       {.node_name = "node-1", .now = [] { return absl::FromUnixSeconds(1767225600); }});
   absl::StatusOr<Json> created = store.Create(ra::Kind::kResourceSlice, object);

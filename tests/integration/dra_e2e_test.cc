@@ -325,14 +325,14 @@ TEST_F(DraE2E, ASharedClaimIsPreparedOnceAndUnpreparedWithItsLastPod) {
 TEST_F(DraE2E, UnsatisfiableClaimsAndUnsupportedSelectorsAreFailedScheduling) {
   ASSERT_NO_FATAL_FAILURE(StartAll());
   const std::string no_match = "device.attributes[\"gpu.example.com\"].model == \"no-such-gpu\"";
-  const std::string ternary = "1 < 2 ? true : false";
+  const std::string unsupported = "device.attributes[\"gpu.example.com\"].index < 1.5";
   KdpctlResult objects = Apply(absl::StrCat(
       ExampleManifests(/*with_pod=*/false), "---\n", ClaimTemplate("nine-gpus", 9), "---\n",
-      ClaimTemplate("no-match", 1, no_match), "---\n", ClaimTemplate("ternary", 1, ternary),
+      ClaimTemplate("no-match", 1, no_match), "---\n", ClaimTemplate("double", 1, unsupported),
       "---\n", ClaimTemplate("eight-gpus", kFixtureGpus)));
   ASSERT_EQ(objects.exit_code, 0) << objects.out << objects.err;
 
-  for (const char* name : {"nine-gpus", "no-match", "ternary"}) {
+  for (const char* name : {"nine-gpus", "no-match", "double"}) {
     SCOPED_TRACE(name);
     const std::string pod_name = absl::StrCat("pod-", name);
     nlohmann::json pod = ApplyPod(ClaimPod(pod_name, name));
@@ -343,9 +343,9 @@ TEST_F(DraE2E, UnsatisfiableClaimsAndUnsupportedSelectorsAreFailedScheduling) {
     EXPECT_THAT(message, HasSubstr("pod claim \"gpus\"")) << message;
     EXPECT_THAT(message, HasSubstr(absl::StrCat("ResourceClaim default/", pod_name, "-gpus-")))
         << message;
-    if (std::string(name) == "ternary") {
-      EXPECT_THAT(message, HasSubstr(ternary)) << message;
-      EXPECT_THAT(message, HasSubstr("unsupported conditional operator")) << message;
+    if (std::string(name) == "double") {
+      EXPECT_THAT(message, HasSubstr(unsupported)) << message;
+      EXPECT_THAT(message, HasSubstr("unsupported double literal")) << message;
     }
   }
   // Nothing was left behind: no pod, no prepared claim, no spec, no generated claim, and all

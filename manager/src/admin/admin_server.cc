@@ -54,6 +54,7 @@ void ToAdminPod(const AdmittedPod& admitted, kdp::admin::v1::Pod* out,
       d->set_device(device.device_name);
       for (const std::string& request : device.request_names) d->add_requests(request);
       for (const std::string& id : device.cdi_device_ids) d->add_cdi_device_ids(id);
+      if (device.share_id) d->set_share_id(*device.share_id);
     }
   }
   out->set_namespace_(admitted.pod.namespace_);
@@ -280,6 +281,7 @@ void AdminServer::AddDraStatus(kdp::admin::v1::NodeStatus* status) const {
           d->set_device(device.device_name);
           for (const std::string& request : device.request_names) d->add_requests(request);
           for (const std::string& id : device.cdi_device_ids) d->add_cdi_device_ids(id);
+          if (device.share_id) d->set_share_id(*device.share_id);
           const dra::DeviceHealth health =
               dra_.dra->GetDeviceHealth(driver, device.pool_name, device.device_name);
           d->set_health(dra::DeviceHealthStatusName(health.health));

@@ -26,6 +26,7 @@
 #include "manager/src/controlplane/resourceapi/persistence.h"
 #include "manager/src/controlplane/resourceapi/server.h"
 #include "manager/src/controlplane/resourceapi/store.h"
+#include "manager/src/controlplane/resourceclaim/device_taint_eviction.h"
 #include "manager/src/controlplane/resourceclaim/pod_claim_controller.h"
 #include "manager/src/devicemanager/manager.h"
 #include "manager/src/devicemanager/plugin_watcher_handler.h"
@@ -341,6 +342,10 @@ absl::Status Node::OpenLocked() {
   // period (the kubelet's reconcile loop), once the pod source is ready (above).
   reconciler_ =
       std::make_unique<dra::DraReconciler>(dra_.get(), pods_.get(), options_.dra_reconcile_period);
+  // Pods using a device that gains a NoExecute taint they do not tolerate are evicted, as the
+  // device taint eviction controller does; checked each second when the resource API changed.
+  taint_evictor_ = std::make_unique<resourceclaim::DeviceTaintEvictor>(
+      resources_.get(), pods_.get(), absl::Seconds(1));
   // The pods the manager runs, as Pods in the local API (the kubelet's status manager), with the
   // events the scheduler and the kubelet post about them.
   events_ = std::make_unique<EventRecorder>(resources_.get());
@@ -487,6 +492,7 @@ absl::Status Node::StartLocked() {
   }
   Reached("plugin-watcher");
   reconciler_->Start();
+  taint_evictor_->Start();
   node_status_->Start();
   pod_status_->Start();
   Reached("loops");
@@ -529,6 +535,7 @@ void Node::StopLocked() {
   }
   if (reconciler_ != nullptr) {
     reconciler_->Stop();
+    if (taint_evictor_ != nullptr) taint_evictor_->Stop();
     if (node_status_ != nullptr) node_status_->Stop();
     if (pod_status_ != nullptr) pod_status_->Stop();
     Reached("stop loops");

@@ -77,6 +77,7 @@ class ObjectStore;
 class StorePersister;
 }  // namespace resourceapi
 namespace resourceclaim {
+class DeviceTaintEvictor;
 class PodClaimController;
 class StoreClaimGetter;
 }  // namespace resourceclaim
@@ -161,6 +162,7 @@ class Node {
   std::unique_ptr<resourceclaim::PodClaimController> claim_controller_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<PodManager> pods_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<dra::DraReconciler> reconciler_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<resourceclaim::DeviceTaintEvictor> taint_evictor_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<EventRecorder> events_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<StatusManager> pod_status_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<PodAdmission> admission_ ABSL_GUARDED_BY(mu_);

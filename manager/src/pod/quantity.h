@@ -72,6 +72,19 @@ class Quantity {
   // A binary value below 1024 in magnitude, or with a fractional part, is written as DecimalSI.
   std::string ToString() const;
 
+  // The value `nanos` / 10^9 in `format` (exact; what arithmetic on nanos() gives back).
+  static Quantity FromNanos(absl::int128 nanos, Format format = Format::kDecimalSI) {
+    return Quantity(nanos, format);
+  }
+  // Sum and difference in the left operand's format, as Quantity.Add and Quantity.Sub keep the
+  // receiver's; exact (the counters and capacities the DRA allocator adds up).
+  friend Quantity operator+(const Quantity& a, const Quantity& b) {
+    return Quantity(a.nanos_ + b.nanos_, a.format_);
+  }
+  friend Quantity operator-(const Quantity& a, const Quantity& b) {
+    return Quantity(a.nanos_ - b.nanos_, a.format_);
+  }
+
   // Compares values only: "1k" == "1000" and "1Ki" == "1024" regardless of format, like
   // Quantity.Cmp.
   friend bool operator==(const Quantity& a, const Quantity& b) { return a.nanos_ == b.nanos_; }

@@ -31,8 +31,10 @@ inline constexpr char kJsonMediaType[] = "application/json";
 // The API server's v1 defaulting and canonical forms, applied in place before validation so the
 // stored object (and the echo a client gets) carries them: a request's (or sub-request's) empty
 // allocationMode becomes "ExactCount" and an ExactCount request without count gets count 1
-// (SetDefaults_ExactDeviceRequest); device capacity quantities are rewritten in canonical form
-// ("1000" -> "1k", as Quantity.String writes them). Values of the wrong type are left for
+// (SetDefaults_ExactDeviceRequest), a toleration's empty operator becomes "Equal"
+// (SetDefaults_DeviceToleration); every quantity of a slice (capacities, their requestPolicy,
+// shared counters, counter consumption) and of a request's capacity.requests is rewritten in
+// canonical form ("1000" -> "1k", as Quantity.String writes them). Values of the wrong type are left for
 // Decode* to report. Never fails.
 void Normalize(Kind kind, nlohmann::json* object);
 

@@ -213,6 +213,7 @@ class Decoder {
       set.push_back("`allNodes`");
     }
     if (OptBool(spec, "perDeviceNodeSelection", p + ".perDeviceNodeSelection").value_or(false)) {
+      s.per_device_node_selection = true;
       set.push_back("`perDeviceNodeSelection`");
     }
     constexpr char kOneOf[] =
@@ -223,24 +224,250 @@ class Decoder {
     } else if (set.size() > 1) {
       errs_.push_back(Invalid(p, absl::StrCat("{", absl::StrJoin(set, ", "), "}"), kOneOf));
     }
-    if (const Json* devices = Array(spec, "devices", p + ".devices")) {
-      if (devices->size() > static_cast<size_t>(kResourceSliceMaxDevices)) {
-        errs_.push_back(TooMany(p + ".devices", static_cast<int64_t>(devices->size()),
-                                kResourceSliceMaxDevices));
-      }
+    const Json* devices = Array(spec, "devices", p + ".devices");
+    if (devices != nullptr) {
       std::set<std::string> names;
+      bool advanced = false;  // haveDeviceTaints || haveConsumesCounters
       for (size_t i = 0; i < devices->size(); ++i) {
-        Device d = SliceDevice((*devices)[i], Index(p + ".devices", i));
+        Device d =
+            SliceDevice((*devices)[i], Index(p + ".devices", i), s.per_device_node_selection);
         if (!d.name.empty() && !names.insert(d.name).second) {
           errs_.push_back(Duplicate(Index(p + ".devices", i) + ".name", d.name));
         }
+        advanced = advanced || !d.taints.empty() || !d.consumes_counters.empty();
         s.devices.push_back(std::move(d));
       }
+      const int max = advanced ? kResourceSliceMaxDevicesWithTaintsOrConsumesCounters
+                               : kResourceSliceMaxDevices;
+      if (devices->size() > static_cast<size_t>(max)) {
+        errs_.push_back(TooMany(p + ".devices", static_cast<int64_t>(devices->size()), max));
+      }
+    }
+    const Json* counters = Array(spec, "sharedCounters", p + ".sharedCounters");
+    if (counters != nullptr) {
+      const std::string cp = p + ".sharedCounters";
+      if (counters->size() > static_cast<size_t>(kResourceSliceMaxCounterSets)) {
+        errs_.push_back(
+            TooMany(cp, static_cast<int64_t>(counters->size()), kResourceSliceMaxCounterSets));
+      }
+      std::set<std::string> names;
+      for (size_t i = 0; i < counters->size(); ++i) {
+        const std::string ip = Index(cp, i);
+        CounterSet set;
+        set.name = String((*counters)[i], "name", ip + ".name");
+        if (set.name.empty()) {
+          errs_.push_back(Required(ip + ".name"));
+        } else {
+          ValidateDnsLabel(set.name, ip + ".name", &errs_);
+          if (!names.insert(set.name).second) errs_.push_back(Duplicate(ip, set.name));
+        }
+        set.counters =
+            Counters((*counters)[i], ip + ".counters", kResourceSliceMaxCountersPerCounterSet);
+        s.shared_counters.push_back(std::move(set));
+      }
+    }
+    // 1.35: counters live in slices of their own (validateResourceSliceSpec).
+    if (devices != nullptr && counters != nullptr) {
+      errs_.push_back(Invalid(p, "", "only one of `sharedCounters` or `devices` is allowed"));
     }
     return s;
   }
 
-  Device SliceDevice(const Json& device, const std::string& p) {
+  // A map of counter name -> {value: quantity}, non-empty, names DNS labels.
+  std::map<std::string, Counter> Counters(const Json& obj, const std::string& p, int max) {
+    std::map<std::string, Counter> out;
+    const Json* map = Object(obj, "counters", p);
+    if (map == nullptr || map->empty()) {
+      errs_.push_back(Required(p));
+      return out;
+    }
+    if (map->size() > static_cast<size_t>(max)) {
+      errs_.push_back(TooMany(p, static_cast<int64_t>(map->size()), max));
+    }
+    for (auto it = map->begin(); it != map->end(); ++it) {
+      const std::string kp = Key(p, it.key());
+      ValidateDnsLabel(it.key(), kp, &errs_);
+      out[it.key()].value = QuantityValue(it.value(), kp + ".value", "v1.Counter");
+    }
+    return out;
+  }
+
+  // An optional quantity field (requestPolicy's default, min, ...): a string or a number.
+  std::optional<std::string> OptQuantity(const Json& obj, const char* key, const std::string& p) {
+    const Json* v = Get(obj, key);
+    if (v == nullptr) return std::nullopt;
+    return QuantityText(*v, p);
+  }
+
+  std::optional<Quantity> Parsed(const std::optional<std::string>& text) {
+    if (!text) return std::nullopt;
+    absl::StatusOr<Quantity> q = Quantity::Parse(*text);
+    if (!q.ok()) return std::nullopt;
+    return *q;
+  }
+
+  // validateRequestPolicy (only on a device with allowMultipleAllocations).
+  CapacityRequestPolicy RequestPolicy(const Json& obj, const std::string& p,
+                                      const std::string& capacity_value) {
+    CapacityRequestPolicy policy;
+    policy.default_value = OptQuantity(obj, "default", p + ".default");
+    if (const Json* values = Array(obj, "validValues", p + ".validValues")) {
+      for (size_t i = 0; i < values->size(); ++i) {
+        if (std::optional<std::string> q = QuantityText((*values)[i], Index(p + ".validValues", i)))
+          policy.valid_values.push_back(*q);
+      }
+    }
+    if (const Json* range = Object(obj, "validRange", p + ".validRange")) {
+      CapacityRequestPolicyRange r;
+      r.min = OptQuantity(*range, "min", p + ".validRange.min").value_or("");
+      r.max = OptQuantity(*range, "max", p + ".validRange.max");
+      r.step = OptQuantity(*range, "step", p + ".validRange.step");
+      policy.valid_range = std::move(r);
+    }
+    const std::optional<Quantity> max = Parsed(capacity_value);
+    const std::optional<Quantity> def = Parsed(policy.default_value);
+    if (!policy.valid_values.empty() && policy.valid_range) {
+      errs_.push_back(Forbidden(p,
+                                "exactly one policy can be specified, cannot specify "
+                                "\"validValues\" and \"validRange\" at the same time"));
+    } else if (!policy.valid_values.empty()) {
+      const std::string vp = p + ".validValues";
+      if (!def) {
+        errs_.push_back(Required(p + ".default", "required when validValues is defined"));
+      }
+      if (policy.valid_values.size() >
+          static_cast<size_t>(kCapacityRequestPolicyDiscreteMaxOptions)) {
+        errs_.push_back(TooMany(vp, static_cast<int64_t>(policy.valid_values.size()),
+                                kCapacityRequestPolicyDiscreteMaxOptions));
+      }
+      bool found_default = false;
+      std::optional<Quantity> previous;
+      for (size_t i = 0; i < policy.valid_values.size(); ++i) {
+        const std::optional<Quantity> v = Parsed(policy.valid_values[i]);
+        if (!v) continue;
+        if (previous && *previous > *v) {
+          errs_.push_back(
+              Invalid(Index(vp, i), v->ToString(), "values must be sorted in ascending order"));
+        }
+        if (max && *v > *max) {
+          errs_.push_back(
+              Invalid(Index(vp, i), v->ToString(),
+                      absl::StrCat("option is larger than capacity value: ", max->ToString())));
+        }
+        found_default = found_default || (def && *def == *v);
+        previous = v;
+      }
+      if (def && !found_default) {
+        errs_.push_back(Invalid(vp, def->ToString(),
+                                "default value is not valid according to the requestPolicy"));
+      }
+    } else if (policy.valid_range) {
+      const std::string rp = p + ".validRange";
+      const std::optional<Quantity> min = Parsed(policy.valid_range->min);
+      if (!def) errs_.push_back(Required(p + ".default", "required when validRange is defined"));
+      if (policy.valid_range->min.empty()) {
+        errs_.push_back(Required(rp + ".min", "required when validRange is defined"));
+      } else if (min && max && *min > *max) {
+        errs_.push_back(
+            Invalid(rp + ".min", min->ToString(),
+                    absl::StrCat("min is larger than capacity value: ", max->ToString())));
+      } else if (min && def && *def < *min) {
+        errs_.push_back(Invalid(p + ".default", def->ToString(), "default is less than min"));
+      }
+      const std::optional<Quantity> range_max = Parsed(policy.valid_range->max);
+      if (range_max && max && *range_max > *max) {
+        errs_.push_back(
+            Invalid(rp + ".max", range_max->ToString(),
+                    absl::StrCat("max is larger than capacity value: ", max->ToString())));
+      }
+      const std::optional<Quantity> step = Parsed(policy.valid_range->step);
+      if (step && step->Sign() <= 0) {
+        errs_.push_back(Invalid(rp + ".step", step->ToString(), "step must be positive"));
+      }
+    }
+    return policy;
+  }
+
+  // validateDeviceTaint.
+  DeviceTaint Taint(const Json& obj, const std::string& p) {
+    DeviceTaint t;
+    t.key = String(obj, "key", p + ".key");
+    if (t.key.empty()) {
+      errs_.push_back(Required(p + ".key"));
+    } else {
+      ValidateLabelKey(t.key, p + ".key", &errs_);
+    }
+    t.value = String(obj, "value", p + ".value");
+    if (!t.value.empty()) ValidateLabelValue(t.value, p + ".value", &errs_);
+    t.effect = String(obj, "effect", p + ".effect");
+    if (t.effect.empty()) {
+      errs_.push_back(Required(p + ".effect"));
+    } else if (t.effect != kTaintEffectNoSchedule && t.effect != kTaintEffectNoExecute &&
+               t.effect != kTaintEffectNone) {
+      errs_.push_back(
+          NotSupported(p + ".effect", t.effect,
+                       {kTaintEffectNoExecute, kTaintEffectNoSchedule, kTaintEffectNone}));
+    }
+    t.time_added = OptString(obj, "timeAdded", p + ".timeAdded");
+    return t;
+  }
+
+  // validateDeviceToleration.
+  DeviceToleration Toleration(const Json& obj, const std::string& p) {
+    DeviceToleration t;
+    t.key = String(obj, "key", p + ".key");
+    if (!t.key.empty()) ValidateLabelKey(t.key, p + ".key", &errs_);
+    t.operator_ = String(obj, "operator", p + ".operator");
+    if (t.operator_.empty()) t.operator_ = kTolerationOpEqual;  // SetDefaults_DeviceToleration
+    t.value = String(obj, "value", p + ".value");
+    if (t.operator_ == kTolerationOpExists) {
+      if (!t.value.empty()) {
+        errs_.push_back(
+            Invalid(p + ".value", t.value, "value must be empty when `operator` is 'Exists'"));
+      }
+    } else if (t.operator_ == kTolerationOpEqual) {
+      if (t.key.empty()) {
+        errs_.push_back(
+            Invalid(p + ".operator", t.operator_, "operator must be Exists when `key` is empty"));
+      }
+      if (!t.value.empty()) ValidateLabelValue(t.value, p + ".value", &errs_);
+    } else {
+      errs_.push_back(
+          NotSupported(p + ".operator", t.operator_, {kTolerationOpEqual, kTolerationOpExists}));
+    }
+    t.effect = String(obj, "effect", p + ".effect");
+    if (!t.effect.empty() && t.effect != kTaintEffectNoSchedule &&
+        t.effect != kTaintEffectNoExecute && t.effect != kTaintEffectNone) {
+      errs_.push_back(
+          NotSupported(p + ".effect", t.effect,
+                       {kTaintEffectNoExecute, kTaintEffectNoSchedule, kTaintEffectNone}));
+    }
+    t.toleration_seconds = OptInt(obj, "tolerationSeconds", p + ".tolerationSeconds");
+    return t;
+  }
+
+  std::vector<DeviceToleration> Tolerations(const Json& obj, const std::string& p) {
+    std::vector<DeviceToleration> out;
+    const Json* arr = Array(obj, "tolerations", p);
+    if (arr == nullptr) return out;
+    if (arr->size() > static_cast<size_t>(kDeviceTolerationsMaxLength)) {
+      errs_.push_back(TooMany(p, static_cast<int64_t>(arr->size()), kDeviceTolerationsMaxLength));
+    }
+    for (size_t i = 0; i < arr->size(); ++i) out.push_back(Toleration((*arr)[i], Index(p, i)));
+    return out;
+  }
+
+  std::vector<std::string> BindingConditions(const Json& obj, const char* key,
+                                             const std::string& p) {
+    std::vector<std::string> out = Strings(obj, key, p);
+    if (out.size() > static_cast<size_t>(kBindingConditionsMaxSize)) {
+      errs_.push_back(TooMany(p, static_cast<int64_t>(out.size()), kBindingConditionsMaxSize));
+    }
+    for (size_t i = 0; i < out.size(); ++i) ValidateQualifiedName(out[i], Index(p, i), &errs_);
+    return out;
+  }
+
+  Device SliceDevice(const Json& device, const std::string& p, bool per_device_node_selection) {
     Device d;
     if (!device.is_object()) {
       TypeError(device, p, "v1.Device");
@@ -259,13 +486,25 @@ class Decoder {
         d.attributes[it.key()] = Attribute(it.value(), ap);
       }
     }
+    d.allow_multiple_allocations =
+        OptBool(device, "allowMultipleAllocations", p + ".allowMultipleAllocations")
+            .value_or(false);
     if (const Json* caps = Object(device, "capacity", p + ".capacity")) {
       for (auto it = caps->begin(); it != caps->end(); ++it) {
         const std::string cp = Key(p + ".capacity", it.key());
         ValidateQualifiedName(it.key(), cp, &errs_);
-        d.capacity[it.key()].value = QuantityValue(it.value(), cp + ".value");
+        DeviceCapacity& capacity = d.capacity[it.key()];
+        capacity.value = QuantityValue(it.value(), cp + ".value");
+        const Json* policy = Object(it.value(), "requestPolicy", cp + ".requestPolicy");
+        if (policy == nullptr) continue;
+        if (!d.allow_multiple_allocations) {
+          errs_.push_back(
+              Forbidden(cp + ".requestPolicy", "allowMultipleAllocations must be true"));
+        }
+        capacity.request_policy = RequestPolicy(*policy, cp + ".requestPolicy", capacity.value);
       }
     }
+    SliceDeviceExtras(device, p, per_device_node_selection, &d);
     const size_t combined = d.attributes.size() + d.capacity.size();
     if (combined > static_cast<size_t>(kResourceSliceMaxAttributesAndCapacitiesPerDevice)) {
       errs_.push_back(
@@ -274,6 +513,91 @@ class Decoder {
                                   kResourceSliceMaxAttributesAndCapacitiesPerDevice)));
     }
     return d;
+  }
+
+  // The 1.33+ device fields: counters, taints, binding conditions, per-device node selection.
+  void SliceDeviceExtras(const Json& device, const std::string& p, bool per_device_node_selection,
+                         Device* d) {
+    if (const Json* consumes = Array(device, "consumesCounters", p + ".consumesCounters")) {
+      const std::string cp = p + ".consumesCounters";
+      if (consumes->size() >
+          static_cast<size_t>(kResourceSliceMaxDeviceCounterConsumptionsPerDevice)) {
+        errs_.push_back(TooMany(cp, static_cast<int64_t>(consumes->size()),
+                                kResourceSliceMaxDeviceCounterConsumptionsPerDevice));
+      }
+      std::set<std::string> sets;
+      for (size_t i = 0; i < consumes->size(); ++i) {
+        const std::string ip = Index(cp, i);
+        DeviceCounterConsumption c;
+        c.counter_set = String((*consumes)[i], "counterSet", ip + ".counterSet");
+        if (c.counter_set.empty()) {
+          errs_.push_back(Required(ip + ".counterSet"));
+        } else {
+          ValidateDnsLabel(c.counter_set, ip + ".counterSet", &errs_);
+          if (!sets.insert(c.counter_set).second) errs_.push_back(Duplicate(ip, c.counter_set));
+        }
+        c.counters = Counters((*consumes)[i], ip + ".counters",
+                              kResourceSliceMaxCountersPerDeviceCounterConsumption);
+        d->consumes_counters.push_back(std::move(c));
+      }
+    }
+    if (const Json* taints = Array(device, "taints", p + ".taints")) {
+      if (taints->size() > static_cast<size_t>(kDeviceTaintsMaxLength)) {
+        errs_.push_back(
+            TooMany(p + ".taints", static_cast<int64_t>(taints->size()), kDeviceTaintsMaxLength));
+      }
+      for (size_t i = 0; i < taints->size(); ++i) {
+        d->taints.push_back(Taint((*taints)[i], Index(p + ".taints", i)));
+      }
+    }
+    d->binds_to_node = OptBool(device, "bindsToNode", p + ".bindsToNode").value_or(false);
+    d->binding_conditions =
+        BindingConditions(device, "bindingConditions", p + ".bindingConditions");
+    d->binding_failure_conditions =
+        BindingConditions(device, "bindingFailureConditions", p + ".bindingFailureConditions");
+    if (d->binding_conditions.empty() != d->binding_failure_conditions.empty()) {
+      errs_.push_back(Invalid(
+          p, "",
+          "bindingConditions and bindingFailureConditions must both be set or both be empty"));
+    }
+    // validateDevice: per-device node selection.
+    std::vector<std::string> set;
+    if (std::optional<std::string> node = OptString(device, "nodeName", p + ".nodeName")) {
+      d->node_name = *node;
+      if (node->empty()) {
+        errs_.push_back(Invalid(p + ".nodeName", "", "must not be empty"));
+      } else {
+        set.push_back("`nodeName`");
+        ValidateDnsSubdomain(*node, p + ".nodeName", &errs_);
+      }
+    }
+    if (const Json* selector = Object(device, "nodeSelector", p + ".nodeSelector")) {
+      d->node_selector = *selector;
+      set.push_back("`nodeSelector`");
+    }
+    if (std::optional<bool> all = OptBool(device, "allNodes", p + ".allNodes")) {
+      d->all_nodes = *all;
+      if (*all) {
+        set.push_back("`allNodes`");
+      } else {
+        errs_.push_back(Invalid(p + ".allNodes", "false", "must be either unset or set to true"));
+      }
+    }
+    constexpr char kOneOfPerDevice[] =
+        "exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required when "
+        "`perDeviceNodeSelection` is set to true in the ResourceSlice spec";
+    if (per_device_node_selection) {
+      if (set.empty()) {
+        errs_.push_back(Required(p, kOneOfPerDevice));
+      } else if (set.size() > 1) {
+        errs_.push_back(
+            Invalid(p, absl::StrCat("{", absl::StrJoin(set, ", "), "}"), kOneOfPerDevice));
+      }
+    } else if (d->node_name || d->node_selector || device.contains("allNodes")) {
+      errs_.push_back(Invalid(p, "null",
+                              "`nodeName`, `nodeSelector` and `allNodes` can only be set if "
+                              "`perDeviceNodeSelection` is set to true in the ResourceSlice spec"));
+    }
   }
 
   DeviceAttribute Attribute(const Json& attr, const std::string& p) {
@@ -315,16 +639,24 @@ class Decoder {
     return a;
   }
 
-  std::string QuantityValue(const Json& cap, const std::string& p) {
+  std::string QuantityValue(const Json& cap, const std::string& p,
+                            const char* type = "v1.DeviceCapacity") {
     const Json* v = Get(cap, "value");
     if (!cap.is_object()) {
-      TypeError(cap, p, "v1.DeviceCapacity");
+      TypeError(cap, p, type);
       return "";
     }
     if (v == nullptr) {
       errs_.push_back(Required(p));
       return "";
     }
+    return QuantityText(*v, p).value_or("");
+  }
+
+  // A quantity as JSON carries it (a string, or a number); a bad one is a BadRequest, as
+  // Quantity.UnmarshalJSON fails.
+  std::optional<std::string> QuantityText(const Json& value, const std::string& p) {
+    const Json* v = &value;
     std::string text;
     if (v->is_string()) {
       text = v->get<std::string>();
@@ -332,7 +664,7 @@ class Decoder {
       text = v->dump();
     } else {
       TypeError(*v, p, "resource.Quantity");
-      return "";
+      return std::nullopt;
     }
     absl::StatusOr<Quantity> q = Quantity::Parse(text);
     if (!q.ok()) {
@@ -424,6 +756,16 @@ class Decoder {
     if (admin_access_allowed) {
       r.admin_access = OptBool(obj, "adminAccess", p + ".adminAccess").value_or(false);
     }
+    r.tolerations = Tolerations(obj, p + ".tolerations");
+    if (const Json* capacity = Object(obj, "capacity", p + ".capacity")) {
+      if (const Json* requests = Object(*capacity, "requests", p + ".capacity.requests")) {
+        for (auto it = requests->begin(); it != requests->end(); ++it) {
+          const std::string kp = Key(p + ".capacity.requests", it.key());
+          ValidateQualifiedName(it.key(), kp, &errs_);
+          r.capacity_requests[it.key()] = QuantityText(it.value(), kp).value_or("");
+        }
+      }
+    }
     return r;
   }
 
@@ -459,6 +801,7 @@ class Decoder {
           c.match_attribute = *match;
           ValidateFullyQualifiedName(*match, cp + ".matchAttribute", &errs_);
         } else if (distinct) {
+          c.distinct_attribute = *distinct;
           ValidateFullyQualifiedName(*distinct, cp + ".distinctAttribute", &errs_);
         } else {
           errs_.push_back(Required(cp + ".matchAttribute"));
@@ -644,6 +987,17 @@ class Decoder {
     }
     out.admin_access = OptBool(r, "adminAccess", p + ".adminAccess");
     out.share_id = OptString(r, "shareID", p + ".shareID");
+    out.tolerations = Tolerations(r, p + ".tolerations");
+    out.binding_conditions = BindingConditions(r, "bindingConditions", p + ".bindingConditions");
+    out.binding_failure_conditions =
+        BindingConditions(r, "bindingFailureConditions", p + ".bindingFailureConditions");
+    if (const Json* consumed = Object(r, "consumedCapacity", p + ".consumedCapacity")) {
+      for (auto it = consumed->begin(); it != consumed->end(); ++it) {
+        const std::string kp = Key(p + ".consumedCapacity", it.key());
+        ValidateQualifiedName(it.key(), kp, &errs_);
+        out.consumed_capacity[it.key()] = QuantityText(it.value(), kp).value_or("");
+      }
+    }
     return out;
   }
 

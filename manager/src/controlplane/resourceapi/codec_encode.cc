@@ -26,14 +26,6 @@ Json Opaque(const OpaqueDeviceConfiguration& o) {
           {"parameters", o.parameters.is_null() ? Json::object() : o.parameters}};
 }
 
-Json Exact(const ExactDeviceRequest& r, bool with_admin_access) {
-  Json out = {{"deviceClassName", r.device_class_name}, {"allocationMode", r.allocation_mode}};
-  if (!r.selectors.empty()) out["selectors"] = Selectors(r.selectors);
-  if (r.allocation_mode == kAllocationModeExactCount) out["count"] = r.count;
-  if (with_admin_access && r.admin_access) out["adminAccess"] = true;
-  return out;
-}
-
 Json Attribute(const DeviceAttribute& a) {
   Json out = Json::object();
   if (a.int_value) out["int"] = *a.int_value;
@@ -41,6 +33,92 @@ Json Attribute(const DeviceAttribute& a) {
   if (a.string_value) out["string"] = *a.string_value;
   if (a.version_value) out["version"] = *a.version_value;
   return out;
+}
+
+Json Tolerations(const std::vector<DeviceToleration>& tolerations) {
+  Json out = Json::array();
+  for (const DeviceToleration& t : tolerations) {
+    Json tol = {{"operator", t.operator_}};
+    if (!t.key.empty()) tol["key"] = t.key;
+    if (!t.value.empty()) tol["value"] = t.value;
+    if (!t.effect.empty()) tol["effect"] = t.effect;
+    if (t.toleration_seconds) tol["tolerationSeconds"] = *t.toleration_seconds;
+    out.push_back(std::move(tol));
+  }
+  return out;
+}
+
+Json Counters(const std::map<std::string, Counter>& counters) {
+  Json out = Json::object();
+  for (const auto& [name, c] : counters) out[name] = {{"value", c.value}};
+  return out;
+}
+
+Json Exact(const ExactDeviceRequest& r, bool with_admin_access) {
+  Json out = {{"deviceClassName", r.device_class_name}, {"allocationMode", r.allocation_mode}};
+  if (!r.selectors.empty()) out["selectors"] = Selectors(r.selectors);
+  if (r.allocation_mode == kAllocationModeExactCount) out["count"] = r.count;
+  if (with_admin_access && r.admin_access) out["adminAccess"] = true;
+  if (!r.tolerations.empty()) out["tolerations"] = Tolerations(r.tolerations);
+  if (!r.capacity_requests.empty()) out["capacity"] = {{"requests", r.capacity_requests}};
+  return out;
+}
+
+Json Capacity(const DeviceCapacity& c) {
+  Json out = {{"value", c.value}};
+  if (!c.request_policy) return out;
+  const CapacityRequestPolicy& p = *c.request_policy;
+  Json policy = Json::object();
+  if (p.default_value) policy["default"] = *p.default_value;
+  if (!p.valid_values.empty()) policy["validValues"] = Strings(p.valid_values);
+  if (p.valid_range) {
+    Json range = {{"min", p.valid_range->min}};
+    if (p.valid_range->max) range["max"] = *p.valid_range->max;
+    if (p.valid_range->step) range["step"] = *p.valid_range->step;
+    policy["validRange"] = std::move(range);
+  }
+  out["requestPolicy"] = std::move(policy);
+  return out;
+}
+
+Json SliceDevice(const Device& d) {
+  Json device = {{"name", d.name}};
+  if (!d.attributes.empty()) {
+    Json attrs = Json::object();
+    for (const auto& [name, a] : d.attributes) attrs[name] = Attribute(a);
+    device["attributes"] = std::move(attrs);
+  }
+  if (!d.capacity.empty()) {
+    Json caps = Json::object();
+    for (const auto& [name, c] : d.capacity) caps[name] = Capacity(c);
+    device["capacity"] = std::move(caps);
+  }
+  if (!d.consumes_counters.empty()) {
+    Json consumes = Json::array();
+    for (const DeviceCounterConsumption& c : d.consumes_counters) {
+      consumes.push_back({{"counterSet", c.counter_set}, {"counters", Counters(c.counters)}});
+    }
+    device["consumesCounters"] = std::move(consumes);
+  }
+  if (d.node_name) device["nodeName"] = *d.node_name;
+  if (d.node_selector) device["nodeSelector"] = *d.node_selector;
+  if (d.all_nodes) device["allNodes"] = true;
+  if (!d.taints.empty()) {
+    Json taints = Json::array();
+    for (const DeviceTaint& t : d.taints) {
+      Json taint = {{"key", t.key}, {"effect", t.effect}};
+      if (!t.value.empty()) taint["value"] = t.value;
+      if (t.time_added) taint["timeAdded"] = *t.time_added;
+      taints.push_back(std::move(taint));
+    }
+    device["taints"] = std::move(taints);
+  }
+  if (d.binds_to_node) device["bindsToNode"] = true;
+  if (!d.binding_conditions.empty()) device["bindingConditions"] = Strings(d.binding_conditions);
+  if (!d.binding_failure_conditions.empty())
+    device["bindingFailureConditions"] = Strings(d.binding_failure_conditions);
+  if (d.allow_multiple_allocations) device["allowMultipleAllocations"] = true;
+  return device;
 }
 
 }  // namespace
@@ -82,22 +160,18 @@ nlohmann::json EncodeResourceSlice(const ResourceSlice& slice) {
   if (!s.node_name.empty()) spec["nodeName"] = s.node_name;
   if (s.node_selector) spec["nodeSelector"] = *s.node_selector;
   if (s.all_nodes) spec["allNodes"] = true;
-  Json devices = Json::array();
-  for (const Device& d : s.devices) {
-    Json device = {{"name", d.name}};
-    if (!d.attributes.empty()) {
-      Json attrs = Json::object();
-      for (const auto& [name, a] : d.attributes) attrs[name] = Attribute(a);
-      device["attributes"] = std::move(attrs);
+  if (s.per_device_node_selection) spec["perDeviceNodeSelection"] = true;
+  if (!s.shared_counters.empty()) {
+    Json sets = Json::array();
+    for (const CounterSet& set : s.shared_counters) {
+      sets.push_back({{"name", set.name}, {"counters", Counters(set.counters)}});
     }
-    if (!d.capacity.empty()) {
-      Json caps = Json::object();
-      for (const auto& [name, c] : d.capacity) caps[name] = {{"value", c.value}};
-      device["capacity"] = std::move(caps);
-    }
-    devices.push_back(std::move(device));
+    spec["sharedCounters"] = std::move(sets);
+  } else {
+    Json devices = Json::array();
+    for (const Device& d : s.devices) devices.push_back(SliceDevice(d));
+    spec["devices"] = std::move(devices);
   }
-  spec["devices"] = std::move(devices);
   return {{"apiVersion", "resource.k8s.io/v1"},
           {"kind", "ResourceSlice"},
           {"metadata", EncodeObjectMeta(slice.metadata)},
@@ -145,7 +219,9 @@ nlohmann::json EncodeClaimSpec(const ResourceClaimSpec& spec) {
   if (!d.constraints.empty()) {
     Json constraints = Json::array();
     for (const DeviceConstraint& c : d.constraints) {
-      Json con = {{"matchAttribute", c.match_attribute}};
+      Json con = Json::object();
+      if (!c.match_attribute.empty()) con["matchAttribute"] = c.match_attribute;
+      if (!c.distinct_attribute.empty()) con["distinctAttribute"] = c.distinct_attribute;
       if (!c.requests.empty()) con["requests"] = Strings(c.requests);
       constraints.push_back(std::move(con));
     }
@@ -172,7 +248,13 @@ nlohmann::json EncodeClaimStatus(const ResourceClaimStatus& status) {
       Json result = {
           {"request", r.request}, {"driver", r.driver}, {"pool", r.pool}, {"device", r.device}};
       if (r.admin_access) result["adminAccess"] = *r.admin_access;
+      if (!r.tolerations.empty()) result["tolerations"] = Tolerations(r.tolerations);
+      if (!r.binding_conditions.empty())
+        result["bindingConditions"] = Strings(r.binding_conditions);
+      if (!r.binding_failure_conditions.empty())
+        result["bindingFailureConditions"] = Strings(r.binding_failure_conditions);
       if (r.share_id) result["shareID"] = *r.share_id;
+      if (!r.consumed_capacity.empty()) result["consumedCapacity"] = r.consumed_capacity;
       results.push_back(std::move(result));
     }
     Json devices = {{"results", std::move(results)}};

@@ -300,6 +300,20 @@ absl::StatusOr<Json> ObjectStore::UpdateLocked(Kind kind, Json object, bool stat
   return objects[key];
 }
 
+std::map<std::string, std::string> ObjectStore::NodeLabels() const {
+  absl::MutexLock lock(&mu_);
+  std::map<std::string, std::string> labels;
+  const Objects& nodes = objects_[static_cast<size_t>(Kind::kNode)];
+  auto it = nodes.find(Key{"", node_name_});
+  if (it == nodes.end()) return labels;
+  const Json* meta = it->second.contains("metadata") ? &it->second["metadata"] : nullptr;
+  if (meta == nullptr || !meta->contains("labels") || !(*meta)["labels"].is_object()) return labels;
+  for (const auto& [k, v] : (*meta)["labels"].items()) {
+    if (v.is_string()) labels[k] = v.get<std::string>();
+  }
+  return labels;
+}
+
 bool ObjectStore::SetNodeStatus(const Json& status) {
   absl::MutexLock lock(&mu_);
   const Key key{"", node_name_};

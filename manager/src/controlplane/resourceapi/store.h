@@ -167,6 +167,8 @@ class ObjectStore {
   // The Node's uid: a UUID (version 5 layout) derived from the node name, so it is the same on
   // every start of a manager for that node.
   const std::string& node_uid() const { return node_uid_; }
+  // The Node's metadata.labels as stored now (the allocator matches nodeSelectors against them).
+  std::map<std::string, std::string> NodeLabels() const ABSL_LOCKS_EXCLUDED(mu_);
   // Replaces the Node's status (what the kubelet's node status loop writes); a MODIFIED event
   // only when it changed. Returns whether it did.
   bool SetNodeStatus(const nlohmann::json& status) ABSL_LOCKS_EXCLUDED(mu_);

@@ -64,10 +64,85 @@ struct DeviceAttribute {
   friend bool operator==(const DeviceAttribute&, const DeviceAttribute&) = default;
 };
 
+// CapacityRequestPolicyRange: min, and optionally max and step (quantities as written).
+struct CapacityRequestPolicyRange {
+  std::string min;
+  std::optional<std::string> max = {};
+  std::optional<std::string> step = {};
+
+  friend bool operator==(const CapacityRequestPolicyRange&,
+                         const CapacityRequestPolicyRange&) = default;
+};
+
+// How much of a consumable capacity a request may take (KEP-5075): `default` when the request
+// names none, then either a list of valid values or a range; a request is rounded up to the
+// next valid value.
+struct CapacityRequestPolicy {
+  std::optional<std::string> default_value = {};               // default
+  std::vector<std::string> valid_values = {};                  // validValues, ascending
+  std::optional<CapacityRequestPolicyRange> valid_range = {};  // validRange
+
+  friend bool operator==(const CapacityRequestPolicy&, const CapacityRequestPolicy&) = default;
+};
+
 struct DeviceCapacity {
   std::string value;  // a Kubernetes quantity, as written ("80Gi")
+  std::optional<CapacityRequestPolicy> request_policy = {};  // requestPolicy
 
   friend bool operator==(const DeviceCapacity&, const DeviceCapacity&) = default;
+};
+
+// Counter and CounterSet (KEP-4815 partitionable devices): a pool's shared counters, which its
+// devices consume when allocated.
+struct Counter {
+  std::string value;  // a quantity
+
+  friend bool operator==(const Counter&, const Counter&) = default;
+};
+
+struct CounterSet {
+  std::string name;
+  std::map<std::string, Counter> counters;
+
+  friend bool operator==(const CounterSet&, const CounterSet&) = default;
+};
+
+// DeviceCounterConsumption: what a device takes from one counter set of its pool.
+struct DeviceCounterConsumption {
+  std::string counter_set;  // counterSet
+  std::map<std::string, Counter> counters;
+
+  friend bool operator==(const DeviceCounterConsumption&,
+                         const DeviceCounterConsumption&) = default;
+};
+
+inline constexpr char kTaintEffectNoSchedule[] = "NoSchedule";
+inline constexpr char kTaintEffectNoExecute[] = "NoExecute";
+inline constexpr char kTaintEffectNone[] = "None";
+
+// DeviceTaint (KEP-5055).
+struct DeviceTaint {
+  std::string key;
+  std::string value;
+  std::string effect;                          // NoSchedule, NoExecute or None
+  std::optional<std::string> time_added = {};  // timeAdded, RFC 3339
+
+  friend bool operator==(const DeviceTaint&, const DeviceTaint&) = default;
+};
+
+inline constexpr char kTolerationOpExists[] = "Exists";
+inline constexpr char kTolerationOpEqual[] = "Equal";
+
+// DeviceToleration. An empty operator means Equal, an empty effect every effect, an empty key
+// with Exists every taint.
+struct DeviceToleration {
+  std::string key;
+  std::string operator_ = kTolerationOpEqual;  // operator
+  std::string value;
+  std::string effect;
+  std::optional<int64_t> toleration_seconds = {};  // tolerationSeconds
+
+  friend bool operator==(const DeviceToleration&, const DeviceToleration&) = default;
 };
 
 // Attribute and capacity maps are keyed by qualified name: "<domain>/<id>", or "<id>" alone,
@@ -76,6 +151,16 @@ struct Device {
   std::string name;
   std::map<std::string, DeviceAttribute> attributes;
   std::map<std::string, DeviceCapacity> capacity;
+  std::vector<DeviceCounterConsumption> consumes_counters = {};  // consumesCounters
+  // Per-device node selection (only with the slice's perDeviceNodeSelection): one of the three.
+  std::optional<std::string> node_name = {};         // nodeName
+  std::optional<nlohmann::json> node_selector = {};  // nodeSelector, kept as written
+  bool all_nodes = false;                            // allNodes
+  std::vector<DeviceTaint> taints = {};
+  bool binds_to_node = false;                                // bindsToNode
+  std::vector<std::string> binding_conditions = {};          // bindingConditions
+  std::vector<std::string> binding_failure_conditions = {};  // bindingFailureConditions
+  bool allow_multiple_allocations = false;                   // allowMultipleAllocations
 
   friend bool operator==(const Device&, const Device&) = default;
 };
@@ -91,12 +176,14 @@ struct ResourcePool {
 struct ResourceSliceSpec {
   std::string driver;
   ResourcePool pool;
-  // Exactly one of node_name, node_selector, all_nodes (and perDeviceNodeSelection, which kdp
-  // keeps only in the stored JSON) is set.
-  std::string node_name;                        // nodeName
-  std::optional<nlohmann::json> node_selector;  // nodeSelector, kept as written
-  bool all_nodes = false;                       // allNodes
+  // Exactly one of node_name, node_selector, all_nodes and per_device_node_selection is set.
+  std::string node_name;                             // nodeName
+  std::optional<nlohmann::json> node_selector = {};  // nodeSelector, kept as written
+  bool all_nodes = false;                            // allNodes
+  bool per_device_node_selection = false;            // perDeviceNodeSelection
   std::vector<Device> devices;
+  // sharedCounters (1.35: a slice has either devices or shared counters).
+  std::vector<CounterSet> shared_counters = {};
 
   friend bool operator==(const ResourceSliceSpec&, const ResourceSliceSpec&) = default;
 };
@@ -147,6 +234,9 @@ struct ExactDeviceRequest {
   std::string allocation_mode = kAllocationModeExactCount;  // allocationMode
   int64_t count = 1;          // only for ExactCount; defaulted to 1 as the API server does
   bool admin_access = false;  // adminAccess
+  std::vector<DeviceToleration> tolerations = {};
+  // capacity.requests: the consumable capacity this request takes of each device.
+  std::map<std::string, std::string> capacity_requests = {};
 
   friend bool operator==(const ExactDeviceRequest&, const ExactDeviceRequest&) = default;
 };
@@ -168,9 +258,11 @@ struct DeviceRequest {
   friend bool operator==(const DeviceRequest&, const DeviceRequest&) = default;
 };
 
+// Exactly one of match_attribute and distinct_attribute is set.
 struct DeviceConstraint {
-  std::vector<std::string> requests;  // empty: all requests
-  std::string match_attribute;        // matchAttribute, a qualified name
+  std::vector<std::string> requests;    // empty: all requests
+  std::string match_attribute;          // matchAttribute, a qualified name
+  std::string distinct_attribute = {};  // distinctAttribute (1.34+)
 
   friend bool operator==(const DeviceConstraint&, const DeviceConstraint&) = default;
 };
@@ -203,7 +295,11 @@ struct DeviceRequestAllocationResult {
   std::string pool;
   std::string device;
   std::optional<bool> admin_access;     // adminAccess
-  std::optional<std::string> share_id;  // shareID (1.35+)
+  std::optional<std::string> share_id;  // shareID (1.34+), a device allocated more than once
+  std::vector<DeviceToleration> tolerations = {};             // the request's, when it had any
+  std::vector<std::string> binding_conditions = {};           // bindingConditions, the device's
+  std::vector<std::string> binding_failure_conditions = {};   // bindingFailureConditions
+  std::map<std::string, std::string> consumed_capacity = {};  // consumedCapacity (shared devices)
 
   friend bool operator==(const DeviceRequestAllocationResult&,
                          const DeviceRequestAllocationResult&) = default;
@@ -224,7 +320,7 @@ struct DeviceAllocationConfiguration {
 struct AllocationResult {
   std::vector<DeviceRequestAllocationResult> results;  // devices.results
   std::vector<DeviceAllocationConfiguration> config;   // devices.config, class configs first
-  std::optional<nlohmann::json> node_selector;         // nodeSelector (kdp: this node's name)
+  std::optional<nlohmann::json> node_selector = {};    // nodeSelector (kdp: this node's name)
 
   friend bool operator==(const AllocationResult&, const AllocationResult&) = default;
 };

@@ -87,6 +87,17 @@ void ValidateStringMapKeys(const nlohmann::json& map, const std::string& path,
 
 }  // namespace
 
+void ValidateLabelKey(std::string_view value, const std::string& path, FieldErrors* errs) {
+  for (const std::string& msg : QualifiedNameErrors(value))
+    errs->push_back(Invalid(path, value, msg));
+}
+
+void ValidateLabelValue(std::string_view value, const std::string& path, FieldErrors* errs) {
+  if (value.size() > 63)
+    errs->push_back(Invalid(path, value, "must be no more than 63 characters"));
+  if (!IsLabelValue(value)) errs->push_back(Invalid(path, value, kLabelValueMessage));
+}
+
 void ValidateDnsSubdomain(std::string_view value, const std::string& path, FieldErrors* errs) {
   for (const std::string& msg : Dns1123SubdomainErrors(value)) {
     errs->push_back(Invalid(path, value, msg));

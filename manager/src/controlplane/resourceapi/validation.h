@@ -33,6 +33,16 @@ inline constexpr int kAllocationResultsMaxSize = 32;
 inline constexpr int kResourceClaimReservedForMaxSize = 256;
 inline constexpr int kOpaqueParametersMaxLength = 10 * 1024;
 inline constexpr int kCelSelectorExpressionMaxLength = 10 * 1024;  // bytes
+// 1.35: partitionable devices, taints, consumable capacity.
+inline constexpr int kResourceSliceMaxDevicesWithTaintsOrConsumesCounters = 64;
+inline constexpr int kResourceSliceMaxCounterSets = 8;
+inline constexpr int kResourceSliceMaxCountersPerCounterSet = 32;
+inline constexpr int kResourceSliceMaxDeviceCounterConsumptionsPerDevice = 2;
+inline constexpr int kResourceSliceMaxCountersPerDeviceCounterConsumption = 32;
+inline constexpr int kDeviceTaintsMaxLength = 16;
+inline constexpr int kDeviceTolerationsMaxLength = 16;
+inline constexpr int kBindingConditionsMaxSize = 4;
+inline constexpr int kCapacityRequestPolicyDiscreteMaxOptions = 10;
 
 // IsDNS1123Subdomain / IsDNS1123Label errors as field.Invalid(path, value, msg).
 void ValidateDnsSubdomain(std::string_view value, const std::string& path, FieldErrors* errs);
@@ -45,6 +55,10 @@ void ValidatePoolName(std::string_view value, const std::string& path, FieldErro
 void ValidateQualifiedName(std::string_view value, const std::string& path, FieldErrors* errs);
 // validateFullyQualifiedName: a qualified name that has a domain ("must include a domain").
 void ValidateFullyQualifiedName(std::string_view value, const std::string& path, FieldErrors* errs);
+// validation.IsQualifiedName (a label key, "[prefix/]name") and IsValidLabelValue, as
+// field.Invalid(path, value, msg): taint and toleration keys and values.
+void ValidateLabelKey(std::string_view value, const std::string& path, FieldErrors* errs);
+void ValidateLabelValue(std::string_view value, const std::string& path, FieldErrors* errs);
 // A semantic version 2.0.0 string (semver.org's regular expression).
 bool IsSemanticVersion(std::string_view value);
 

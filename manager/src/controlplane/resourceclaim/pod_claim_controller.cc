@@ -124,7 +124,9 @@ absl::StatusOr<resourceapi::AllocationResult> PodClaimController::Allocate(
     const ResourceClaim& claim) {
   scheduling::AllocatorInputs inputs;
   inputs.node_name = store_->node_name();
-  KDP_ASSIGN_OR_RETURN(inputs.slices, store_->ListSlices(store_->node_name()));
+  inputs.node_labels = store_->NodeLabels();
+  // Every slice: those of other nodes are dropped by node selection, as the scheduler's are.
+  KDP_ASSIGN_OR_RETURN(inputs.slices, store_->ListSlices(""));
   for (const std::string& name : ClassesOf(claim)) {
     absl::StatusOr<resourceapi::DeviceClass> device_class = store_->GetDeviceClass(name);
     if (device_class.ok()) {
@@ -136,9 +138,7 @@ absl::StatusOr<resourceapi::AllocationResult> PodClaimController::Allocate(
   KDP_ASSIGN_OR_RETURN(std::vector<ResourceClaim> claims, store_->ListClaims(""));
   for (const ResourceClaim& other : claims) {
     if (other.metadata.uid == claim.metadata.uid || !other.status.allocation.has_value()) continue;
-    for (const scheduling::DeviceId& id : scheduling::AllocatedDevices(*other.status.allocation)) {
-      inputs.allocated.insert(id);
-    }
+    scheduling::AddAllocation(*other.status.allocation, &inputs);
   }
   return scheduling::Allocate(claim, inputs);
 }

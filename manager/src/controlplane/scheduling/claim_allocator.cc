@@ -6,12 +6,15 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "absl/random/random.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "manager/src/controlplane/scheduling/cel_subset.h"
 #include "manager/src/controlplane/scheduling/resource_pools.h"
@@ -27,11 +30,24 @@ using resourceapi::ResourceClaim;
 
 constexpr char kCannotAllocate[] = "cannot allocate all claims: ";
 
+// What a device takes of one counter of its pool while in use.
+struct CounterUse {
+  std::tuple<size_t, std::string, std::string> key;  // (pool index, counter set, counter)
+  Quantity amount;
+};
+
+using CapacityMap = std::map<std::string, Quantity>;
+
 struct Candidate {
   DeviceId id;
   const resourceapi::Device* device = nullptr;
   const resourceapi::ResourceSlice* slice = nullptr;
-  bool allocated_elsewhere = false;  // held by another claim
+  bool allocated_elsewhere = false;  // held exclusively by another claim
+  bool shared = false;               // allowMultipleAllocations
+  bool in_use_elsewhere = false;     // held or shared by other claims: its counters are taken
+  CapacityMap capacity;              // the capacities' values
+  CapacityMap consumed_elsewhere;    // shared: what other claims' shares consume
+  std::vector<CounterUse> counters;  // consumesCounters
 };
 
 enum class Match : int8_t { kNo, kYes, kError };
@@ -47,9 +63,14 @@ struct Alternative {
   std::vector<CompiledSelector> request_selectors;
   bool all = false;
   bool admin = false;
-  int64_t count = 0;                      // devices needed; All: all_devices.size()
-  std::vector<size_t> all_devices;        // All: the matching candidates
-  std::vector<Match> match;               // per candidate
+  int64_t count = 0;                // devices needed; All: all_devices.size()
+  std::vector<size_t> all_devices;  // All: the matching candidates
+  std::vector<Match> match;         // per candidate
+  // Per candidate: tolerated and within what capacity.requests asks; for a shared device, what
+  // one share consumes of each capacity (requestPolicy applied).
+  std::vector<char> tolerated;
+  std::vector<char> capacity_fits;
+  std::vector<CapacityMap> consumption;
   std::map<size_t, absl::Status> errors;  // CEL runtime errors, by candidate
   std::string infeasible;                 // why it cannot be satisfied on its own; empty if it can
 };
@@ -63,8 +84,10 @@ struct Request {
 struct Constraint {
   std::set<std::string> requests;  // empty: all
   std::string attribute;           // fully qualified
-  DeviceAttribute value;           // valid while num > 0
+  bool distinct = false;           // distinctAttribute; else matchAttribute
+  DeviceAttribute value;           // matchAttribute: valid while num > 0
   int num = 0;
+  std::vector<DeviceAttribute> taken;  // distinctAttribute: the values in use
 
   bool Applies(const Alternative& a) const {
     return requests.empty() || requests.count(a.base) > 0 ||
@@ -87,6 +110,108 @@ std::string Plural(int64_t n, const std::string& word) {
   return absl::StrCat(n, " ", word, n == 1 ? "" : "s");
 }
 
+// DeviceToleration.ToleratesTaint.
+bool Tolerates(const resourceapi::DeviceToleration& t, const resourceapi::DeviceTaint& taint) {
+  if (!t.effect.empty() && t.effect != taint.effect) return false;
+  if (!t.key.empty() && t.key != taint.key) return false;
+  if (t.operator_ == resourceapi::kTolerationOpExists) return true;
+  if (t.operator_.empty() || t.operator_ == resourceapi::kTolerationOpEqual) {
+    return t.value == taint.value;
+  }
+  return false;
+}
+
+// Every NoSchedule and NoExecute taint of the device tolerated by one of `tolerations`.
+bool AllTaintsTolerated(const resourceapi::Device& device,
+                        const std::vector<resourceapi::DeviceToleration>& tolerations) {
+  for (const resourceapi::DeviceTaint& taint : device.taints) {
+    if (taint.effect == resourceapi::kTaintEffectNone) continue;
+    bool tolerated = false;
+    for (const resourceapi::DeviceToleration& t : tolerations)
+      tolerated = tolerated || Tolerates(t, taint);
+    if (!tolerated) return false;
+  }
+  return true;
+}
+
+std::optional<Quantity> ParseQuantity(const std::optional<std::string>& text) {
+  if (!text) return std::nullopt;
+  absl::StatusOr<Quantity> q = Quantity::Parse(*text);
+  if (!q.ok()) return std::nullopt;
+  return *q;
+}
+
+// Upstream calculateConsumedCapacity: the request's amount (or the policy's default, or the
+// whole capacity) rounded up to the policy's next valid value.
+Quantity ConsumedAmount(const std::optional<Quantity>& requested,
+                        const resourceapi::DeviceCapacity& capacity, const Quantity& value) {
+  const std::optional<resourceapi::CapacityRequestPolicy>& policy = capacity.request_policy;
+  if (!requested) {
+    if (policy) {
+      if (std::optional<Quantity> def = ParseQuantity(policy->default_value)) return *def;
+    }
+    return value;
+  }
+  if (!policy) return *requested;
+  if (policy->valid_range) {
+    std::optional<Quantity> min = ParseQuantity(policy->valid_range->min);
+    if (min) {
+      if (*requested < *min) return *min;
+      std::optional<Quantity> step = ParseQuantity(policy->valid_range->step);
+      if (!step || step->Sign() <= 0) return *requested;
+      const absl::int128 added = requested->nanos() - min->nanos();
+      absl::int128 n = added / step->nanos();
+      if (added % step->nanos() != 0) ++n;
+      return Quantity::FromNanos(min->nanos() + n * step->nanos(), step->format());
+    }
+  }
+  for (const std::string& text : policy->valid_values) {
+    std::optional<Quantity> v = ParseQuantity(text);
+    if (v && *requested <= *v) return *v;
+  }
+  return *requested;
+}
+
+// Upstream violatesPolicy: an amount the policy does not allow (above max, off the step, not one
+// of the valid values).
+bool ViolatesPolicy(const Quantity& amount, const resourceapi::DeviceCapacity& capacity) {
+  if (!capacity.request_policy) return false;
+  const resourceapi::CapacityRequestPolicy& policy = *capacity.request_policy;
+  if (std::optional<Quantity> def = ParseQuantity(policy.default_value); def && *def == amount) {
+    return false;
+  }
+  if (policy.valid_range) {
+    std::optional<Quantity> max = ParseQuantity(policy.valid_range->max);
+    if (max && amount > *max) return true;
+    std::optional<Quantity> min = ParseQuantity(policy.valid_range->min);
+    std::optional<Quantity> step = ParseQuantity(policy.valid_range->step);
+    if (min && step && step->Sign() > 0 && (amount.nanos() - min->nanos()) % step->nanos() != 0) {
+      return true;
+    }
+    return false;
+  }
+  if (policy.valid_values.empty()) return false;
+  for (const std::string& text : policy.valid_values) {
+    if (std::optional<Quantity> v = ParseQuantity(text); v && *v == amount) return false;
+  }
+  return true;
+}
+
+std::string RandomShareId() {
+  static absl::Mutex mu(absl::kConstInit);
+  static absl::BitGen* gen ABSL_GUARDED_BY(mu) = new absl::BitGen();
+  uint64_t hi = 0, lo = 0;
+  {
+    absl::MutexLock lock(&mu);
+    hi = absl::Uniform<uint64_t>(*gen);
+    lo = absl::Uniform<uint64_t>(*gen);
+  }
+  hi = (hi & ~0xF000ULL) | 0x4000ULL;              // version 4
+  lo = (lo & ~(0xC0ULL << 56)) | (0x80ULL << 56);  // RFC 4122 variant
+  return absl::StrFormat("%08x-%04x-%04x-%04x-%012x", hi >> 32, (hi >> 16) & 0xFFFF, hi & 0xFFFF,
+                         lo >> 48, lo & 0xFFFFFFFFFFFFULL);
+}
+
 class ClaimAllocator {
  public:
   ClaimAllocator(const ResourceClaim& claim, const AllocatorInputs& inputs)
@@ -97,22 +222,34 @@ class ClaimAllocator {
   }
 
   absl::StatusOr<AllocationResult> Run() {
-    pools_ = GatherPools(inputs_.node_name, inputs_.slices);
-    for (const ResourcePoolView& pool : pools_) {
+    node_.name = inputs_.node_name;
+    node_.labels = inputs_.node_labels;
+    pools_ = GatherPools(node_, inputs_.slices);
+    for (size_t p = 0; p < pools_.size(); ++p) {
+      const ResourcePoolView& pool = pools_[p];
       if (pool.incomplete || pool.invalid) continue;  // never allocate from these
+      for (const auto& [set_name, set] : pool.counter_sets) {
+        for (const auto& [counter, value] : set->counters) {
+          counters_left_[{p, set_name, counter}] = ParseQuantity(value.value).value_or(Quantity());
+        }
+      }
       for (const resourceapi::ResourceSlice* slice : pool.slices) {
         for (const resourceapi::Device& device : slice->spec.devices) {
-          Candidate c;
-          c.id = DeviceId{pool.driver, pool.name, device.name};
-          c.device = &device;
-          c.slice = slice;
-          c.allocated_elsewhere = inputs_.allocated.count(c.id) > 0;
-          candidates_.push_back(std::move(c));
+          if (!DeviceAvailableOn(*slice, device, node_)) continue;
+          candidates_.push_back(MakeCandidate(p, *slice, device));
         }
       }
     }
+    // Counters taken by devices other claims hold.
+    for (const Candidate& c : candidates_) {
+      if (!c.in_use_elsewhere) continue;
+      for (const CounterUse& use : c.counters) {
+        counters_left_[use.key] = counters_left_[use.key] - use.amount;
+      }
+    }
     views_.resize(candidates_.size());
-    in_claim_.assign(candidates_.size(), false);
+    in_claim_.assign(candidates_.size(), 0);
+    claim_consumed_.assign(candidates_.size(), CapacityMap());
 
     for (const resourceapi::DeviceRequest& request : claim_.spec.devices.requests) {
       absl::Status s = PrepareRequest(request);
@@ -122,7 +259,8 @@ class ClaimAllocator {
     for (const resourceapi::DeviceConstraint& dc : claim_.spec.devices.constraints) {
       Constraint c;
       c.requests.insert(dc.requests.begin(), dc.requests.end());
-      c.attribute = dc.match_attribute;
+      c.distinct = dc.match_attribute.empty();
+      c.attribute = c.distinct ? dc.distinct_attribute : dc.match_attribute;
       constraints_.push_back(std::move(c));
     }
     if (!Solve(0)) {
@@ -134,6 +272,60 @@ class ClaimAllocator {
   }
 
  private:
+  Candidate MakeCandidate(size_t pool_index, const resourceapi::ResourceSlice& slice,
+                          const resourceapi::Device& device) const {
+    const ResourcePoolView& pool = pools_[pool_index];
+    Candidate c;
+    c.id = DeviceId{pool.driver, pool.name, device.name};
+    c.device = &device;
+    c.slice = &slice;
+    c.shared = device.allow_multiple_allocations;
+    c.allocated_elsewhere = inputs_.allocated.count(c.id) > 0;
+    auto shared = inputs_.shared.find(c.id);
+    if (shared != inputs_.shared.end()) c.consumed_elsewhere = shared->second;
+    c.in_use_elsewhere = c.allocated_elsewhere || shared != inputs_.shared.end();
+    for (const auto& [name, capacity] : device.capacity) {
+      c.capacity[name] = ParseQuantity(capacity.value).value_or(Quantity());
+    }
+    for (const resourceapi::DeviceCounterConsumption& consumption : device.consumes_counters) {
+      for (const auto& [counter, value] : consumption.counters) {
+        c.counters.push_back({{pool_index, consumption.counter_set, counter},
+                              ParseQuantity(value.value).value_or(Quantity())});
+      }
+    }
+    return c;
+  }
+
+  // Taints, and what capacity.requests asks of the device (upstream CmpRequestOverCapacity for a
+  // shared device; for an exclusive one, every requested capacity at most the device's).
+  void CheckDeviceFits(Alternative& a, size_t c) const {
+    const Candidate& cand = candidates_[c];
+    a.tolerated[c] = AllTaintsTolerated(*cand.device, a.spec->tolerations) ? 1 : 0;
+    const std::map<std::string, std::string>& requests = a.spec->capacity_requests;
+    for (const auto& [name, amount] : requests) {
+      if (cand.capacity.count(name) == 0) return;  // "some requested capacity has not been defined"
+    }
+    if (!cand.shared) {
+      for (const auto& [name, amount] : requests) {
+        std::optional<Quantity> want = ParseQuantity(amount);
+        if (!want || *want > cand.capacity.at(name)) return;
+      }
+      a.capacity_fits[c] = 1;
+      return;
+    }
+    CapacityMap consumption;
+    for (const auto& [name, capacity] : cand.device->capacity) {
+      std::optional<Quantity> requested;
+      if (auto it = requests.find(name); it != requests.end())
+        requested = ParseQuantity(it->second);
+      Quantity amount = ConsumedAmount(requested, capacity, cand.capacity.at(name));
+      if (ViolatesPolicy(amount, capacity) || amount > cand.capacity.at(name)) return;
+      consumption[name] = amount;
+    }
+    a.consumption[c] = std::move(consumption);
+    a.capacity_fits[c] = 1;
+  }
+
   std::string RequestContext(const std::string& request) const {
     return absl::StrCat("claim ", claim_name_, ", request ", request);
   }
@@ -203,7 +395,13 @@ class ClaimAllocator {
       a.request_selectors.push_back(*std::move(s));
     }
     a.match.resize(candidates_.size(), Match::kNo);
-    for (size_t c = 0; c < candidates_.size(); ++c) Evaluate(a, c);
+    a.tolerated.assign(candidates_.size(), 0);
+    a.capacity_fits.assign(candidates_.size(), 0);
+    a.consumption.resize(candidates_.size());
+    for (size_t c = 0; c < candidates_.size(); ++c) {
+      Evaluate(a, c);
+      CheckDeviceFits(a, c);
+    }
 
     if (spec.allocation_mode == resourceapi::kAllocationModeExactCount) {
       if (spec.count < 1) {
@@ -233,7 +431,11 @@ class ClaimAllocator {
     a.all = true;
     for (size_t c = 0; c < candidates_.size(); ++c) {
       if (a.match[c] == Match::kError) return a.errors[c];  // upstream evaluates "all" eagerly
-      if (a.match[c] == Match::kYes) a.all_devices.push_back(c);
+      // A device the request does not tolerate, or whose capacity it cannot take, is not one of
+      // "all" of its devices.
+      if (a.match[c] == Match::kYes && a.tolerated[c] && a.capacity_fits[c]) {
+        a.all_devices.push_back(c);
+      }
     }
     a.count = static_cast<int64_t>(a.all_devices.size());
     return absl::OkStatus();
@@ -274,8 +476,34 @@ class ClaimAllocator {
     a.match[c] = m;
   }
 
+  // Whether `a` may take candidate c now: tolerated, within capacity, not held by another claim
+  // (a shared device: capacity left), its counters available unless it is in use already.
   bool Usable(const Alternative& a, size_t c) const {
-    return !in_claim_[c] && (a.admin || !candidates_[c].allocated_elsewhere);
+    const Candidate& cand = candidates_[c];
+    if (!a.tolerated[c] || !a.capacity_fits[c]) return false;
+    if (cand.shared && !a.admin) {
+      for (const auto& [name, amount] : a.consumption[c]) {
+        Quantity total = amount;
+        if (auto it = cand.consumed_elsewhere.find(name); it != cand.consumed_elsewhere.end())
+          total = total + it->second;
+        if (auto it = claim_consumed_[c].find(name); it != claim_consumed_[c].end())
+          total = total + it->second;
+        if (total > cand.capacity.at(name)) return false;
+      }
+    } else if (in_claim_[c] > 0 || (!a.admin && cand.allocated_elsewhere)) {
+      return false;
+    }
+    return a.admin || CountersAvailable(c);
+  }
+
+  bool CountersAvailable(size_t c) const {
+    const Candidate& cand = candidates_[c];
+    if (cand.in_use_elsewhere || in_claim_[c] > 0) return true;  // taken already
+    for (const CounterUse& use : cand.counters) {
+      auto it = counters_left_.find(use.key);
+      if (it == counters_left_.end() || use.amount > it->second) return false;
+    }
+    return true;
   }
 
   // Marks alternatives that cannot be satisfied on their own; fails the claim when a request
@@ -314,8 +542,7 @@ class ClaimAllocator {
       if (a.all_devices.empty())
         return absl::StrCat("all devices of class ", cls, " requested, none match");
       int64_t busy = 0;
-      for (size_t c : a.all_devices)
-        busy += (!a.admin && candidates_[c].allocated_elsewhere) ? 1 : 0;
+      for (size_t c : a.all_devices) busy += Usable(a, c) ? 0 : 1;
       if (busy > 0) {
         return absl::StrCat("all ", Plural(a.count, "matching device"), " of class ", cls,
                             " requested, ", busy, busy == 1 ? " is" : " are",
@@ -333,12 +560,20 @@ class ClaimAllocator {
                           " requested, more than the ", kAllocationResultsMaxSize,
                           " a claim can hold");
     }
-    int64_t matching = 0, free = 0, errors = 0;
+    int64_t matching = 0, free = 0, errors = 0, busy = 0, tainted = 0, full = 0;
     for (size_t c = 0; c < candidates_.size(); ++c) {
       if (a.match[c] == Match::kError) ++errors;
       if (a.match[c] != Match::kYes) continue;
       ++matching;
-      if (a.admin || !candidates_[c].allocated_elsewhere) ++free;
+      if (Usable(a, c)) {
+        ++free;
+      } else if (!a.tolerated[c]) {
+        ++tainted;
+      } else if (!candidates_[c].shared && !a.admin && candidates_[c].allocated_elsewhere) {
+        ++busy;
+      } else {
+        ++full;
+      }
     }
     // A device whose selector errors might be visited by the search: let the search report it.
     if (free + errors >= a.count) return "";
@@ -347,8 +582,15 @@ class ClaimAllocator {
                                    free == 1 ? " matches" : " match");
     if (!a.admin) absl::StrAppend(&why, " and ", free == 1 ? "is" : "are", " free");
     if (matching > free) {
-      absl::StrAppend(&why, " (", matching, " match, ", matching - free,
-                      " allocated to other claims)");
+      std::vector<std::string> parts;
+      if (busy > 0) parts.push_back(absl::StrCat(busy, " allocated to other claims"));
+      if (tainted > 0) {
+        parts.push_back(absl::StrCat(tainted, " tainted without a matching toleration"));
+      }
+      if (full > 0) {
+        parts.push_back(absl::StrCat(full, " without enough capacity or shared counters left"));
+      }
+      absl::StrAppend(&why, " (", matching, " match, ", absl::StrJoin(parts, ", "), ")");
     }
     return why;
   }
@@ -362,13 +604,19 @@ class ClaimAllocator {
     for (const Request& r : requests_) {
       int64_t need = INT64_MAX;
       std::set<size_t> edges;
+      bool shared = false;
       for (const Alternative& a : r.alternatives) {
         if (!a.infeasible.empty()) continue;
         need = std::min(need, a.count);
         for (size_t c = 0; c < candidates_.size(); ++c) {
-          if (a.match[c] != Match::kNo && Usable(a, c)) edges.insert(c);
+          if (a.match[c] != Match::kNo && Usable(a, c)) {
+            edges.insert(c);
+            shared = shared || candidates_[c].shared;
+          }
         }
       }
+      // A shared device can serve several requests: distinctness proves nothing for them.
+      if (shared) continue;
       names.push_back(r.name);
       for (int64_t i = 0; i < need; ++i) units.emplace_back(edges.begin(), edges.end());
     }
@@ -405,26 +653,60 @@ class ClaimAllocator {
       if (!k.Applies(a)) continue;
       const DeviceAttribute* v = LookupAttribute(candidates_[c], k.attribute);
       if (v == nullptr) return false;
+      if (k.distinct) {
+        if (std::find(k.taken.begin(), k.taken.end(), *v) != k.taken.end()) return false;
+        continue;
+      }
       if (k.num > 0 && !(*v == k.value)) return false;
     }
     return true;
   }
 
   void Push(const Alternative& a, size_t c) {
-    in_claim_[c] = true;
+    const Candidate& cand = candidates_[c];
+    if (!a.admin) {
+      if (!cand.in_use_elsewhere && in_claim_[c] == 0) TakeCounters(cand, +1);
+      if (cand.shared) {
+        for (const auto& [name, amount] : a.consumption[c]) {
+          claim_consumed_[c][name] = claim_consumed_[c][name] + amount;
+        }
+      }
+    }
+    ++in_claim_[c];
     for (Constraint& k : constraints_) {
       if (!k.Applies(a)) continue;
-      if (k.num++ == 0) k.value = *LookupAttribute(candidates_[c], k.attribute);
+      const DeviceAttribute& v = *LookupAttribute(cand, k.attribute);
+      if (k.distinct) k.taken.push_back(v);
+      if (k.num++ == 0) k.value = v;
     }
     chosen_.emplace_back(&a, c);
   }
 
   void Pop(const Alternative& a, size_t c) {
-    in_claim_[c] = false;
+    const Candidate& cand = candidates_[c];
+    --in_claim_[c];
+    if (!a.admin) {
+      if (!cand.in_use_elsewhere && in_claim_[c] == 0) TakeCounters(cand, -1);
+      if (cand.shared) {
+        for (const auto& [name, amount] : a.consumption[c]) {
+          claim_consumed_[c][name] = claim_consumed_[c][name] - amount;
+        }
+      }
+    }
     for (Constraint& k : constraints_) {
-      if (k.Applies(a)) --k.num;
+      if (!k.Applies(a)) continue;
+      --k.num;
+      if (k.distinct) k.taken.pop_back();
     }
     chosen_.pop_back();
+  }
+
+  // Takes (sign +1) or gives back (-1) what the device consumes of its pool's counters.
+  void TakeCounters(const Candidate& cand, int sign) {
+    for (const CounterUse& use : cand.counters) {
+      Quantity& left = counters_left_[use.key];
+      left = sign > 0 ? left - use.amount : left + use.amount;
+    }
   }
 
   bool Solve(size_t r) {
@@ -522,7 +804,6 @@ class ClaimAllocator {
 
   AllocationResult BuildResult() const {
     AllocationResult result;
-    bool node_local = false;
     for (const auto& [a, c] : chosen_) {
       const Candidate& cand = candidates_[c];
       resourceapi::DeviceRequestAllocationResult r;
@@ -531,8 +812,16 @@ class ClaimAllocator {
       r.pool = cand.id.pool;
       r.device = cand.id.device;
       if (a->admin) r.admin_access = true;
+      r.tolerations = a->spec->tolerations;
+      r.binding_conditions = cand.device->binding_conditions;
+      r.binding_failure_conditions = cand.device->binding_failure_conditions;
+      if (cand.shared) {
+        r.share_id = inputs_.new_share_id ? inputs_.new_share_id() : RandomShareId();
+        for (const auto& [name, amount] : a->consumption[c]) {
+          r.consumed_capacity[name] = amount.ToString();
+        }
+      }
       result.results.push_back(std::move(r));
-      node_local = node_local || !cand.slice->spec.node_name.empty();
     }
     // Class configs: each class once, naming every (sub-)request that uses it.
     std::map<std::string, std::pair<size_t, size_t>> class_ranges;
@@ -566,15 +855,45 @@ class ClaimAllocator {
             {resourceapi::kConfigSourceFromClaim, config.requests, config.opaque});
       }
     }
-    if (node_local) {
-      result.node_selector = nlohmann::json{
-          {"nodeSelectorTerms",
-           nlohmann::json::array(
-               {{{"matchFields", nlohmann::json::array({{{"key", "metadata.name"},
-                                                         {"operator", "In"},
-                                                         {"values", {inputs_.node_name}}}})}}})}};
-    }
+    result.node_selector = ResultNodeSelector();
     return result;
+  }
+
+  // Upstream createNodeSelector: this node's name when any device is node-local; else the one
+  // term of every device's nodeSelector merged; unset when all are available on all nodes.
+  std::optional<nlohmann::json> ResultNodeSelector() const {
+    using Json = nlohmann::json;
+    std::optional<Json> merged;
+    for (const auto& [a, c] : chosen_) {
+      const Candidate& cand = candidates_[c];
+      const resourceapi::ResourceSliceSpec& spec = cand.slice->spec;
+      const bool per_device = spec.per_device_node_selection;
+      const std::string node_name =
+          per_device ? cand.device->node_name.value_or("") : spec.node_name;
+      if (!node_name.empty()) {
+        return Json{{"nodeSelectorTerms",
+                     Json::array({{{"matchFields", Json::array({{{"key", "metadata.name"},
+                                                                 {"operator", "In"},
+                                                                 {"values", {node_name}}}})}}})}};
+      }
+      const std::optional<Json>& selector =
+          per_device ? cand.device->node_selector : spec.node_selector;
+      if (!selector) continue;
+      const Json* terms =
+          selector->contains("nodeSelectorTerms") ? &(*selector)["nodeSelectorTerms"] : nullptr;
+      if (terms == nullptr || !terms->is_array() || terms->empty()) continue;
+      const Json& term = (*terms)[0];
+      if (!merged) {
+        merged = Json{{"nodeSelectorTerms", Json::array({term})}};
+        continue;
+      }
+      Json& into = (*merged)["nodeSelectorTerms"][0];
+      for (const char* key : {"matchExpressions", "matchFields"}) {
+        if (!term.contains(key) || !term[key].is_array()) continue;
+        for (const Json& r : term[key]) into[key].push_back(r);
+      }
+    }
+    return merged;
   }
 
   const ResourceClaim& claim_;
@@ -585,7 +904,10 @@ class ClaimAllocator {
   std::vector<std::optional<absl::StatusOr<DeviceView>>> views_;  // built on first use
   std::vector<Request> requests_;
   std::vector<Constraint> constraints_;
-  std::vector<bool> in_claim_;
+  NodeView node_;
+  std::vector<int> in_claim_;                // per candidate: results of this claim using it
+  std::vector<CapacityMap> claim_consumed_;  // per shared candidate: this claim's shares
+  std::map<std::tuple<size_t, std::string, std::string>, Quantity> counters_left_;
   std::vector<std::pair<const Alternative*, size_t>> chosen_;
   int64_t steps_ = 0;
   absl::Status error_;
@@ -596,10 +918,21 @@ class ClaimAllocator {
 std::set<DeviceId> AllocatedDevices(const resourceapi::AllocationResult& allocation) {
   std::set<DeviceId> out;
   for (const resourceapi::DeviceRequestAllocationResult& r : allocation.results) {
-    if (r.admin_access.value_or(false)) continue;
+    if (r.admin_access.value_or(false) || r.share_id.has_value()) continue;
     out.insert(DeviceId{r.driver, r.pool, r.device});
   }
   return out;
+}
+
+void AddAllocation(const resourceapi::AllocationResult& allocation, AllocatorInputs* inputs) {
+  for (const DeviceId& id : AllocatedDevices(allocation)) inputs->allocated.insert(id);
+  for (const resourceapi::DeviceRequestAllocationResult& r : allocation.results) {
+    if (r.admin_access.value_or(false) || !r.share_id.has_value()) continue;
+    std::map<std::string, Quantity>& sum = inputs->shared[DeviceId{r.driver, r.pool, r.device}];
+    for (const auto& [name, text] : r.consumed_capacity) {
+      sum[name] = sum[name] + ParseQuantity(text).value_or(Quantity());
+    }
+  }
 }
 
 absl::StatusOr<AllocationResult> Allocate(const ResourceClaim& claim,

@@ -10,13 +10,70 @@
 
 namespace kdp::manager::scheduling {
 
-std::vector<ResourcePoolView> GatherPools(std::string_view node_name,
+namespace {
+
+bool SliceForNode(const resourceapi::ResourceSliceSpec& spec, const NodeView& node) {
+  if (!spec.node_name.empty()) return spec.node_name == node.name;
+  if (spec.all_nodes || spec.per_device_node_selection) return true;
+  if (spec.node_selector) return NodeSelectorMatches(*spec.node_selector, node);
+  return false;
+}
+
+// The pool-wide rules: unique device and counter set names, consumed counters defined.
+void CheckPool(ResourcePoolView& pool) {
+  auto invalidate = [&pool](std::string reason) {
+    if (pool.invalid) return;
+    pool.invalid = true;
+    pool.invalid_reason = std::move(reason);
+  };
+  std::set<std::string> names;
+  for (const resourceapi::ResourceSlice* slice : pool.slices) {
+    for (const resourceapi::CounterSet& set : slice->spec.shared_counters) {
+      if (!pool.counter_sets.emplace(set.name, &set).second) {
+        invalidate("duplicate counter set name " + set.name);
+      }
+    }
+    for (const resourceapi::Device& device : slice->spec.devices) {
+      if (!names.insert(device.name).second) invalidate("duplicate device name " + device.name);
+    }
+  }
+  for (const resourceapi::ResourceSlice* slice : pool.slices) {
+    for (const resourceapi::Device& device : slice->spec.devices) {
+      for (const resourceapi::DeviceCounterConsumption& c : device.consumes_counters) {
+        auto set = pool.counter_sets.find(c.counter_set);
+        if (set == pool.counter_sets.end()) {
+          invalidate("device " + device.name + " consumes counters of counter set " +
+                     c.counter_set + ", which the pool does not define");
+          continue;
+        }
+        for (const auto& [counter, value] : c.counters) {
+          if (set->second->counters.count(counter) == 0) {
+            invalidate("device " + device.name + " consumes counter " + counter +
+                       ", which counter set " + c.counter_set + " does not define");
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+bool DeviceAvailableOn(const resourceapi::ResourceSlice& slice, const resourceapi::Device& device,
+                       const NodeView& node) {
+  if (!slice.spec.per_device_node_selection) return true;
+  if (device.node_name) return *device.node_name == node.name;
+  if (device.all_nodes) return true;
+  if (device.node_selector) return NodeSelectorMatches(*device.node_selector, node);
+  return false;
+}
+
+std::vector<ResourcePoolView> GatherPools(const NodeView& node,
                                           const std::vector<resourceapi::ResourceSlice>& slices) {
   std::map<std::pair<std::string, std::string>, ResourcePoolView> pools;
   for (const resourceapi::ResourceSlice& slice : slices) {
     const resourceapi::ResourceSliceSpec& spec = slice.spec;
-    const bool for_node = !spec.node_name.empty() ? spec.node_name == node_name : spec.all_nodes;
-    if (!for_node) continue;
+    if (!SliceForNode(spec, node)) continue;
     auto key = std::make_pair(spec.driver, spec.pool.name);
     auto [it, inserted] = pools.try_emplace(key);
     ResourcePoolView& pool = it->second;
@@ -42,15 +99,7 @@ std::vector<ResourcePoolView> GatherPools(std::string_view node_name,
     // Upstream compares against the first slice's resourceSliceCount.
     pool.incomplete = static_cast<int64_t>(pool.slices.size()) !=
                       pool.slices.front()->spec.pool.resource_slice_count;
-    std::set<std::string> names;
-    for (const resourceapi::ResourceSlice* slice : pool.slices) {
-      for (const resourceapi::Device& device : slice->spec.devices) {
-        if (!names.insert(device.name).second && !pool.invalid) {
-          pool.invalid = true;
-          pool.invalid_reason = "duplicate device name " + device.name;
-        }
-      }
-    }
+    CheckPool(pool);
     result.push_back(std::move(pool));
   }
   return result;

@@ -1,25 +1,30 @@
 // The resource pools a node can allocate from, gathered from ResourceSlices as the scheduler's
 // structured allocator does (k8s.io/dynamic-resource-allocation/structured, GatherPools): slices
-// bound to the node (spec.nodeName) or to all nodes (spec.allNodes) are grouped by (driver,
+// bound to the node (spec.nodeName), to all nodes (spec.allNodes), to nodes whose labels match
+// spec.nodeSelector (node_selector.h), or with spec.perDeviceNodeSelection (the slice counts for
+// the pool; each device says where it is available, DeviceAvailableOn) are grouped by (driver,
 // pool name); only the slices of a pool's highest generation are kept, older ones are silently
 // ignored; a pool is incomplete while fewer than pool.resourceSliceCount slices of that
-// generation are present, and invalid when a device name repeats. The claim allocator
-// (claim_allocator.h) calls it; kdpctl-style status output may too.
+// generation are present. A pool is invalid when a device name or a shared counter set name
+// repeats, or when a device consumes a counter set or counter the pool does not define (1.35:
+// counters may live in slices of their own, so this is checked over the whole pool). The claim
+// allocator (claim_allocator.h) calls it.
 //
-// kdp deviations, on purpose: slices with a spec.nodeSelector are ignored (kdp-manager knows no
-// node labels to match them against), and the result is ordered (pools by driver then pool
-// name, a pool's slices by object name) where upstream iterates a Go map.
+// kdp deviation, on purpose: the result is ordered (pools by driver then pool name, a pool's
+// slices by object name) where upstream iterates a Go map.
 //
 // Thread-safety: stateless function; the result borrows from its input.
 #ifndef KDP_MANAGER_SRC_CONTROLPLANE_SCHEDULING_RESOURCE_POOLS_H_
 #define KDP_MANAGER_SRC_CONTROLPLANE_SCHEDULING_RESOURCE_POOLS_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "manager/src/controlplane/resourceapi/types.h"
+#include "manager/src/controlplane/scheduling/node_selector.h"
 
 namespace kdp::manager::scheduling {
 
@@ -30,9 +35,12 @@ struct ResourcePoolView {
   // The slices of `generation`, ordered by metadata.name. Borrowed from GatherPools' input:
   // valid while that vector is alive and unchanged.
   std::vector<const resourceapi::ResourceSlice*> slices = {};
+  // The pool's shared counter sets by name (from any of its slices), borrowed like `slices`.
+  std::map<std::string, const resourceapi::CounterSet*> counter_sets = {};
   // Fewer slices than pool.resourceSliceCount: the driver is still publishing.
   bool incomplete = false;
-  // A device name occurs twice in the pool; invalid_reason says which.
+  // A device or counter set name repeats, or a consumed counter is not defined; invalid_reason
+  // says which.
   bool invalid = false;
   std::string invalid_reason = {};
 
@@ -40,10 +48,14 @@ struct ResourcePoolView {
   std::string id() const { return driver + "/" + name; }
 };
 
-// Returns the pools of `slices` usable on `node_name`, complete or not, ordered by (driver,
-// pool name).
-std::vector<ResourcePoolView> GatherPools(std::string_view node_name,
+// Returns the pools of `slices` usable on `node`, complete or not, ordered by (driver, pool name).
+std::vector<ResourcePoolView> GatherPools(const NodeView& node,
                                           const std::vector<resourceapi::ResourceSlice>& slices);
+
+// Whether `device` of `slice` can be used on `node`: always, unless the slice has
+// perDeviceNodeSelection, then by the device's nodeName, allNodes or nodeSelector.
+bool DeviceAvailableOn(const resourceapi::ResourceSlice& slice, const resourceapi::Device& device,
+                       const NodeView& node);
 
 }  // namespace kdp::manager::scheduling
 

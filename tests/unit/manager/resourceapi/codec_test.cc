@@ -385,5 +385,218 @@ TEST(Codec, DeviceClassAndTemplate) {
   ExpectInvalid(DecodeResourceClaimTemplate(tmpl).status(), "metadata.namespace: Required value");
 }
 
+// ---- The 1.35 device model: counters, consumable capacity, taints, node selection ----
+
+Json CounterSlice() {
+  return Json::parse(R"({
+    "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+    "metadata": {"name": "node-1-gpu.example.com-counters"},
+    "spec": {"driver": "gpu.example.com", "nodeName": "node-1",
+             "pool": {"name": "node-1", "generation": 1, "resourceSliceCount": 2},
+             "sharedCounters": [{"name": "gpu-0-counters",
+                                 "counters": {"memory": {"value": "40Gi"}, "slices": {"value": 7}}}]}})");
+}
+
+Json PartitionSlice() {
+  Json slice = ValidSlice();
+  slice["spec"]["pool"]["resourceSliceCount"] = 2;
+  Json& d = slice["spec"]["devices"][0];
+  d["consumesCounters"] = Json::parse(
+      R"([{"counterSet": "gpu-0-counters", "counters": {"memory": {"value": "20Gi"}}}])");
+  d["taints"] = Json::parse(
+      R"([{"key": "example.com/maintenance", "value": "true", "effect": "NoSchedule",
+           "timeAdded": "2026-11-29T10:00:00Z"}])");
+  d["allowMultipleAllocations"] = true;
+  d["capacity"]["memory"]["requestPolicy"] = Json::parse(
+      R"({"default": "1Gi", "validRange": {"min": "1Gi", "max": "80Gi", "step": "1Gi"}})");
+  d["bindsToNode"] = true;
+  d["bindingConditions"] = {"example.com/attached"};
+  d["bindingFailureConditions"] = {"example.com/failed"};
+  return slice;
+}
+
+TEST(CodecDevices, DecodesCountersTaintsAndCapacityPolicy) {
+  absl::StatusOr<ResourceSlice> counters = DecodeResourceSlice(CounterSlice());
+  ASSERT_TRUE(counters.ok()) << counters.status();
+  ASSERT_EQ(counters->spec.shared_counters.size(), 1u);
+  EXPECT_EQ(counters->spec.shared_counters[0].counters.at("slices").value, "7");
+
+  absl::StatusOr<ResourceSlice> slice = DecodeResourceSlice(PartitionSlice());
+  ASSERT_TRUE(slice.ok()) << slice.status();
+  const Device& d = slice->spec.devices[0];
+  ASSERT_EQ(d.consumes_counters.size(), 1u);
+  EXPECT_EQ(d.consumes_counters[0].counter_set, "gpu-0-counters");
+  EXPECT_EQ(d.consumes_counters[0].counters.at("memory").value, "20Gi");
+  ASSERT_EQ(d.taints.size(), 1u);
+  EXPECT_EQ(d.taints[0].effect, "NoSchedule");
+  EXPECT_EQ(d.taints[0].time_added, "2026-11-29T10:00:00Z");
+  EXPECT_TRUE(d.allow_multiple_allocations);
+  ASSERT_TRUE(d.capacity.at("memory").request_policy.has_value());
+  EXPECT_EQ(d.capacity.at("memory").request_policy->valid_range->step, "1Gi");
+  EXPECT_TRUE(d.binds_to_node);
+
+  // Encode writes every field back as the API does, and decodes to the same object.
+  for (const ResourceSlice& s : {*counters, *slice}) {
+    absl::StatusOr<ResourceSlice> again = DecodeResourceSlice(EncodeResourceSlice(s));
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ(*again, s);
+  }
+}
+
+TEST(CodecDevices, SharedCountersAndDevicesAreExclusive) {
+  Json slice = CounterSlice();
+  slice["spec"]["devices"] = ValidSlice()["spec"]["devices"];
+  ExpectInvalid(DecodeResourceSlice(slice).status(),
+                "spec: Invalid value: \"\": only one of `sharedCounters` or `devices` is allowed");
+}
+
+TEST(CodecDevices, CounterRules) {
+  Json slice = CounterSlice();
+  slice["spec"]["sharedCounters"][0]["name"] = "Not_A_Label";
+  ExpectInvalid(DecodeResourceSlice(slice).status(), "spec.sharedCounters[0].name: Invalid value");
+  slice = CounterSlice();
+  slice["spec"]["sharedCounters"][0]["counters"] = Json::object();
+  ExpectInvalid(DecodeResourceSlice(slice).status(),
+                "spec.sharedCounters[0].counters: Required value");
+  slice = CounterSlice();
+  for (int i = 0; i < 8; ++i) {
+    Json set = slice["spec"]["sharedCounters"][0];
+    set["name"] = "set-" + std::to_string(i);
+    slice["spec"]["sharedCounters"].push_back(set);
+  }
+  ExpectInvalid(DecodeResourceSlice(slice).status(),
+                "spec.sharedCounters: Too many: 9: must have at most 8 items");
+  slice = PartitionSlice();
+  Json consumption = slice["spec"]["devices"][0]["consumesCounters"][0];
+  slice["spec"]["devices"][0]["consumesCounters"].push_back(consumption);
+  ExpectInvalid(DecodeResourceSlice(slice).status(),
+                "spec.devices[0].consumesCounters[1]: Duplicate value: \"gpu-0-counters\"");
+}
+
+TEST(CodecDevices, SixtyFourDevicesWhenTaintsOrCountersAreUsed) {
+  Json slice = PartitionSlice();
+  Json device = slice["spec"]["devices"][0];
+  slice["spec"]["devices"] = Json::array();
+  for (int i = 0; i < 65; ++i) {
+    device["name"] = "d" + std::to_string(i);
+    slice["spec"]["devices"].push_back(device);
+  }
+  ExpectInvalid(DecodeResourceSlice(slice).status(),
+                "spec.devices: Too many: 65: must have at most 64 items");
+}
+
+TEST(CodecDevices, RequestPolicyRules) {
+  Json slice = PartitionSlice();
+  slice["spec"]["devices"][0]["allowMultipleAllocations"] = false;
+  ExpectInvalid(DecodeResourceSlice(slice).status(),
+                "spec.devices[0].capacity[memory].requestPolicy: Forbidden: "
+                "allowMultipleAllocations must be true");
+  slice = PartitionSlice();
+  Json& policy = slice["spec"]["devices"][0]["capacity"]["memory"]["requestPolicy"];
+  policy["validValues"] = {"1Gi"};
+  ExpectInvalid(DecodeResourceSlice(slice).status(),
+                "cannot specify \"validValues\" and \"validRange\" at the same time");
+  policy.erase("validRange");
+  policy["validValues"] = {"2Gi", "1Gi", "100Gi"};
+  absl::Status s = DecodeResourceSlice(slice).status();
+  ExpectInvalid(s,
+                "validValues[1]: Invalid value: \"1Gi\": values must be sorted in ascending order");
+  ExpectInvalid(
+      s, "validValues[2]: Invalid value: \"100Gi\": option is larger than capacity value: 80Gi");
+  policy["validValues"] = {"2Gi", "4Gi"};
+  ExpectInvalid(DecodeResourceSlice(slice).status(),
+                "validValues: Invalid value: \"1Gi\": default value is not valid according to the "
+                "requestPolicy");
+}
+
+TEST(CodecDevices, TaintAndTolerationRules) {
+  Json slice = PartitionSlice();
+  slice["spec"]["devices"][0]["taints"][0]["effect"] = "PreferNoSchedule";
+  ExpectInvalid(DecodeResourceSlice(slice).status(),
+                "spec.devices[0].taints[0].effect: Unsupported value: \"PreferNoSchedule\"");
+  slice["spec"]["devices"][0]["taints"][0].erase("key");
+  slice["spec"]["devices"][0]["taints"][0]["effect"] = "NoExecute";
+  ExpectInvalid(DecodeResourceSlice(slice).status(),
+                "spec.devices[0].taints[0].key: Required value");
+
+  Json claim = ValidClaim();
+  Json& exactly = claim["spec"]["devices"]["requests"][0]["exactly"];
+  exactly["tolerations"] = Json::parse(R"([{"key": "k", "operator": "Exists", "value": "v"}])");
+  ExpectInvalid(
+      DecodeResourceClaim(claim).status(),
+      "tolerations[0].value: Invalid value: \"v\": value must be empty when `operator` is "
+      "'Exists'");
+  exactly["tolerations"] = Json::parse(R"([{"key": "k", "value": "v", "effect": "NoExecute",
+                                            "tolerationSeconds": 30}])");
+  Normalize(Kind::kResourceClaim, &claim);
+  EXPECT_EQ(claim["spec"]["devices"]["requests"][0]["exactly"]["tolerations"][0]["operator"],
+            "Equal");
+  absl::StatusOr<ResourceClaim> decoded = DecodeResourceClaim(claim);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->spec.devices.requests[0].exactly->tolerations[0].toleration_seconds, 30);
+}
+
+TEST(CodecDevices, PerDeviceNodeSelection) {
+  Json slice = ValidSlice();
+  slice["spec"].erase("nodeName");
+  slice["spec"]["perDeviceNodeSelection"] = true;
+  ExpectInvalid(DecodeResourceSlice(slice).status(),
+                "spec.devices[0]: Required value: exactly one of `nodeName`, `nodeSelector`, or "
+                "`allNodes` is required when `perDeviceNodeSelection` is set to true");
+  slice["spec"]["devices"][0]["nodeName"] = "node-2";
+  absl::StatusOr<ResourceSlice> ok = DecodeResourceSlice(slice);
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_TRUE(ok->spec.per_device_node_selection);
+  EXPECT_EQ(ok->spec.devices[0].node_name, "node-2");
+  slice = ValidSlice();
+  slice["spec"]["devices"][0]["allNodes"] = true;
+  ExpectInvalid(DecodeResourceSlice(slice).status(),
+                "`nodeName`, `nodeSelector` and `allNodes` can only be set if "
+                "`perDeviceNodeSelection` is set to true");
+}
+
+TEST(CodecDevices, CapacityRequestsDistinctAttributeAndSharedResults) {
+  Json claim = ValidClaim();
+  claim["spec"]["devices"]["requests"][0]["exactly"]["capacity"] = {
+      {"requests", {{"memory", "1024Mi"}}}};
+  claim["spec"]["devices"]["constraints"] =
+      Json::parse(R"([{"distinctAttribute": "gpu.example.com/index"}])");
+  claim["status"] = Json::parse(R"({"allocation": {"devices": {"results": [
+      {"request": "gpu", "driver": "gpu.example.com", "pool": "node-1", "device": "gpu-0",
+       "shareID": "0b4f6c1e-8d2a-4c3b-9f1e-2a3b4c5d6e7f", "consumedCapacity": {"memory": "1Gi"},
+       "tolerations": [{"key": "k", "operator": "Exists"}]}]}}})");
+  Normalize(Kind::kResourceClaim, &claim);
+  EXPECT_EQ(claim["spec"]["devices"]["requests"][0]["exactly"]["capacity"]["requests"]["memory"],
+            "1Gi");
+  absl::StatusOr<ResourceClaim> decoded = DecodeResourceClaim(claim);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->spec.devices.constraints[0].distinct_attribute, "gpu.example.com/index");
+  const DeviceRequestAllocationResult& r = decoded->status.allocation->results[0];
+  EXPECT_EQ(r.consumed_capacity.at("memory"), "1Gi");
+  EXPECT_EQ(r.tolerations[0].operator_, "Exists");
+  Json status = EncodeClaimStatus(decoded->status);
+  EXPECT_EQ(status["allocation"]["devices"]["results"][0]["shareID"],
+            "0b4f6c1e-8d2a-4c3b-9f1e-2a3b4c5d6e7f");
+  EXPECT_EQ(status["allocation"]["devices"]["results"][0]["consumedCapacity"]["memory"], "1Gi");
+  Json spec = EncodeClaimSpec(decoded->spec);
+  EXPECT_EQ(spec["devices"]["constraints"][0]["distinctAttribute"], "gpu.example.com/index");
+  EXPECT_FALSE(spec["devices"]["constraints"][0].contains("matchAttribute"));
+}
+
+TEST(CodecDevices, NormalizeCanonicalizesCountersAndPolicies) {
+  Json slice = PartitionSlice();
+  slice["spec"]["devices"][0]["consumesCounters"][0]["counters"]["slices"] = {{"value", 3000}};
+  slice["spec"]["devices"][0]["capacity"]["memory"]["requestPolicy"]["validRange"]["max"] =
+      85899345920;
+  Normalize(Kind::kResourceSlice, &slice);
+  EXPECT_EQ(slice["spec"]["devices"][0]["consumesCounters"][0]["counters"]["slices"]["value"],
+            "3k");
+  EXPECT_EQ(slice["spec"]["devices"][0]["capacity"]["memory"]["requestPolicy"]["validRange"]["max"],
+            "85899345920");
+  Json counters = CounterSlice();
+  Normalize(Kind::kResourceSlice, &counters);
+  EXPECT_EQ(counters["spec"]["sharedCounters"][0]["counters"]["slices"]["value"], "7");
+}
+
 }  // namespace
 }  // namespace kdp::manager::resourceapi

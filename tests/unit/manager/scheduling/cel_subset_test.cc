@@ -203,23 +203,23 @@ TEST(CompiledSelector, RejectsUnsupportedConstructsWithColumn) {
       {"device.foo()",
        "selector \"device.foo()\": unsupported function \"foo\" at column 8; kdp supports the "
        "functions quantity()"},
-      {"size(device.driver) > 0", "unsupported function \"size\" at column 1"},
-      {"device.driver.lowerAscii() == 'a'", "unsupported function \"lowerAscii\" at column 15"},
-      {"device.attributes['d'].all(x, x)", "unsupported function \"all\" at column 24"},
-      {"cel.bind(x, 1, x == 1)", "unsupported function \"cel.bind\" at column 1"},
+      {"device.driver.format([1]) == 'a'", "unsupported function \"format\" at column 15"},
+      {"device.attributes['d'].all(k, v, v == 1)",
+       "unsupported two-variable comprehension all(k, v, ...) at column 24"},
+      {"optional.of(1) == optional.none()", "unsupported function \"optional.of\" at column 1"},
+      {"device.driver * 2",
+       "found no matching overload for '_*_' applied to '(string, int)' at "
+       "column 15"},
+      {"true ? 1 : 'a'", "found no matching overload for '_?_:_' applied to '(bool, int, string)'"},
+      {"[1, 'a'] == []", "expected type 'int' but found 'string' at column 5"},
       {"device.nodeName == 'a'",
        "undefined field \"nodeName\" at column 8; device has the fields driver, attributes"},
       {"x == 1", "undeclared reference to \"x\" at column 1; kdp supports the variable device"},
-      {"device.attributes['d'].x + 1 > 2", "unsupported operator \"+\" at column 26"},
-      {"device.driver * 2", "unsupported operator \"*\" at column 15"},
-      {"true ? 1 == 1 : false", "unsupported conditional operator \"?\" at column 6"},
       {"1.5 > 1.0", "unsupported double literal at column 1"},
       {"1e3 > 1", "unsupported double literal at column 1"},
       {"1u == 1u", "unsupported unsigned int literal at column 1"},
       {"b'x' == b'x'", "unsupported bytes literal at column 1"},
       {"'''x''' == 'x'", "unsupported triple-quoted string literal at column 1"},
-      {"[1, 2] == [1, 2]", "unsupported list literal at column 1"},
-      {"{'a': 1} == {}", "unsupported map literal at column 1"},
       {"null == null", "unsupported literal null at column 1"},
       {"9223372036854775808 > 0", "invalid int literal at column 1"},
       {"device.driver == 1",
@@ -247,7 +247,6 @@ TEST(CompiledSelector, RejectsUnsupportedConstructsWithColumn) {
       {"has(device.attributes['d']['x'])", "invalid argument to has() macro"},
       {"device.attributes['d'].x.matches('(?<name>a)')", "invalid regular expression"},
       {"device.attributes['d'].x.matches('a[')", "invalid regular expression"},
-      {"device.attributes['d'].x.matches(device.driver)", "needs a string literal pattern"},
       {"device.driver == 'a", "unterminated string literal at column 18"},
       {"device.driver = 'a'", "unexpected \"=\" (did you mean \"==\"?) at column 15"},
       {"device.driver == 'a' & true", "did you mean \"&&\""},
@@ -278,9 +277,7 @@ TEST(CompiledSelector, QuotesTheExpressionInErrors) {
 
 TEST(CompiledSelector, CompilesOnceAndEvaluatesManyDevices) {
   absl::StatusOr<CompiledSelector> s =
-      CompiledSelector::Compile("device.attributes[\"gpu.example.com\"].index % 2 == 0");
-  ASSERT_FALSE(s.ok());  // % is outside the subset
-  s = CompiledSelector::Compile("device.attributes[\"gpu.example.com\"].index >= 2");
+      CompiledSelector::Compile("device.attributes[\"gpu.example.com\"].index >= 2");
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->expression(), "device.attributes[\"gpu.example.com\"].index >= 2");
   const CompiledSelector copy = *s;  // copies share the compiled tree
