@@ -8,11 +8,6 @@
 
 int main(int argc, char** argv) {
   kdp::example::GpuDraDriverOptions options;
-  auto driver = [&](const kdp::DraRunnerOptions& runner) {
-    options.cdi_root = runner.cdi_root;  // The SDK owns --cdi-root and --node-name.
-    options.node_name = runner.node_name;
-    return kdp::example::NewGpuDraDriver(options);
-  };
   return kdp::RunDraDriver(
       argc, argv,
       {.name = "kdp-dra-driver",
@@ -22,6 +17,13 @@ int main(int argc, char** argv) {
            [&](kdp::Flags& flags) {
              options.gpus.AddFlags(flags);  // --topology-xml, --vendor
              flags.AddString("--gpu-memory", &options.gpu_memory, "memory capacity of each GPU");
+             flags.AddChoice("--layout", &options.layout, {"gpus", "partitions", "shareable"},
+                             "what each GPU is published as");
            },
-       .driver = driver});
+       .driver =
+           [&](const kdp::DraRunnerOptions& runner) {
+             options.cdi_root = runner.cdi_root;  // The SDK owns --cdi-root and --node-name.
+             options.node_name = runner.node_name;
+             return kdp::example::NewGpuDraDriver(options);
+           }});
 }

@@ -325,7 +325,7 @@ TEST_F(DraE2E, ASharedClaimIsPreparedOnceAndUnpreparedWithItsLastPod) {
 TEST_F(DraE2E, UnsatisfiableClaimsAndUnsupportedSelectorsAreFailedScheduling) {
   ASSERT_NO_FATAL_FAILURE(StartAll());
   const std::string no_match = "device.attributes[\"gpu.example.com\"].model == \"no-such-gpu\"";
-  const std::string unsupported = "device.attributes[\"gpu.example.com\"].index < 1.5";
+  const std::string unsupported = "device.driver == 1.5";
   KdpctlResult objects = Apply(absl::StrCat(
       ExampleManifests(/*with_pod=*/false), "---\n", ClaimTemplate("nine-gpus", 9), "---\n",
       ClaimTemplate("no-match", 1, no_match), "---\n", ClaimTemplate("double", 1, unsupported),

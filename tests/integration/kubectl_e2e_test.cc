@@ -446,5 +446,107 @@ TEST_F(KubectlE2E, ThePythonClientListsWatchesReadsEventsAndCreatesAndDeletesAPo
   EXPECT_THAT(run->out, HasSubstr("gone 404"));
 }
 
+// Issue 18, partitionable devices: the example driver publishes each GPU whole and as MIG-like
+// partitions sharing its counters (in a slice of their own); kubectl shows the counters; a pod
+// with two 1g partitions of GPU 0 and a pod with the whole GPU 0 are never admitted together.
+TEST_F(KubectlE2E, PartitionsAndTheWholeGpuShareCountersAndAreNeverAllocatedTogether) {
+  ASSERT_NO_FATAL_FAILURE(StartDraManager());
+  ASSERT_NO_FATAL_FAILURE(StartDriver({"--layout", "partitions"}));
+  // 8 GPUs, each whole and as 4 x 1g and 2 x 2g partitions.
+  ASSERT_TRUE(WaitForDriver(kGpuDriver, 8 * 7)) << DriverLogs();
+  const std::string kubectl = versions_.back();
+  CommandResult yaml = Kubectl(kubectl, {"get", "resourceslices", "-o", "yaml"});
+  ASSERT_EQ(yaml.exit_code, 0) << yaml.err;
+  EXPECT_THAT(yaml.out, HasSubstr("sharedCounters:"));
+  EXPECT_THAT(yaml.out, HasSubstr("consumesCounters:"));
+  EXPECT_THAT(yaml.out, HasSubstr("counterSet: gpu0"));
+  EXPECT_THAT(yaml.out, HasSubstr("resourceSliceCount: 2"));
+
+  const std::string gpu0 = "device.attributes[\"gpu.example.com\"].index == 0";
+  const std::string whole =
+      absl::StrCat(gpu0, " && !has(device.attributes[\"gpu.example.com\"].profile)");
+  // A partition carries "profile"; a whole GPU does not (a missing key is a CEL error: has()).
+  const std::string part =
+      absl::StrCat(gpu0, " && has(device.attributes[\"gpu.example.com\"].profile) && ",
+                   "device.attributes[\"gpu.example.com\"].profile == \"1g\"");
+  KdpctlResult objects = Apply(absl::StrCat(DeviceClass(kGpuDriver, kGpuDriver), "---\n",
+                                            ClaimTemplate("whole", 1, whole), "---\n",
+                                            ClaimTemplate("two-parts", 2, part)));
+  ASSERT_EQ(objects.exit_code, 0) << objects.out << objects.err;
+
+  nlohmann::json parts = ApplyPod(ClaimPod("parts", "two-parts"));
+  ASSERT_EQ(parts["admitted"], true) << parts << DriverLogs();
+  std::vector<std::string> devices;
+  for (const auto& device : parts["claims"][0]["devices"]) devices.push_back(device["device"]);
+  EXPECT_THAT(devices, ::testing::ElementsAre("gpu0-1g-0", "gpu0-1g-1"));
+  nlohmann::json refused = ApplyPod(ClaimPod("whole", "whole"));
+  EXPECT_EQ(refused["admitted"], false) << refused;
+  EXPECT_EQ(refused["reason"], "FailedScheduling") << refused;
+  EXPECT_THAT(refused.value("message", ""),
+              HasSubstr("without enough capacity or shared counters left"));
+
+  // Once the partitions go, the whole GPU fits, and then no partition of it does.
+  ASSERT_EQ(Kdpctl({"delete", "pod", "parts"}).exit_code, 0);
+  nlohmann::json admitted = ApplyPod(ClaimPod("whole-2", "whole"));
+  ASSERT_EQ(admitted["admitted"], true) << admitted << DriverLogs();
+  EXPECT_EQ(admitted["claims"][0]["devices"][0]["device"], "gpu0");
+  nlohmann::json again = ApplyPod(ClaimPod("parts-2", "two-parts"));
+  EXPECT_EQ(again["admitted"], false) << again;
+}
+
+// Issue 18, consumable capacity: two claims share GPU 0 of the shareable layout, each allocated
+// with its own shareID and consumedCapacity, which the driver's Prepare received (its CDI device
+// and env carry them) and the pod's status shows.
+TEST_F(KubectlE2E, TwoClaimsShareOneGpuEachWithItsOwnShareId) {
+  ASSERT_NO_FATAL_FAILURE(StartDraManager());
+  ASSERT_NO_FATAL_FAILURE(StartDriver({"--layout", "shareable"}));
+  ASSERT_TRUE(WaitForDriver()) << DriverLogs();
+  const std::string kubectl = versions_.back();
+  CommandResult yaml = Kubectl(kubectl, {"get", "resourceslices", "-o", "yaml"});
+  ASSERT_EQ(yaml.exit_code, 0) << yaml.err;
+  EXPECT_THAT(yaml.out, HasSubstr("allowMultipleAllocations: true"));
+  EXPECT_THAT(yaml.out, HasSubstr("requestPolicy:"));
+
+  const std::string template_yaml = absl::StrCat(
+      "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata:\n  name: gpu0-4gi\n"
+      "  namespace: default\nspec:\n  spec:\n    devices:\n      requests:\n      - name: gpus\n"
+      "        exactly:\n          deviceClassName: gpu.example.com\n          selectors:\n"
+      "          - cel:\n              expression: 'device.attributes[\"gpu.example.com\"].index "
+      "== 0'\n"
+      "          capacity:\n            requests:\n              memory: 4Gi\n");
+  KdpctlResult objects =
+      Apply(absl::StrCat(DeviceClass(kGpuDriver, kGpuDriver), "---\n", template_yaml));
+  ASSERT_EQ(objects.exit_code, 0) << objects.out << objects.err;
+  std::vector<std::string> shares;
+  for (const char* name : {"share-a", "share-b"}) {
+    nlohmann::json pod = ApplyPod(ClaimPod(name, "gpu0-4gi"));
+    ASSERT_EQ(pod["admitted"], true) << pod << DriverLogs();
+    const nlohmann::json& device = pod["claims"][0]["devices"][0];
+    EXPECT_EQ(device["device"], "gpu0") << device;
+    ASSERT_TRUE(device.contains("share_id")) << device;
+    const std::string share = device["share_id"];
+    shares.push_back(share);
+    // The driver prepared the share: its CDI device ID names it.
+    ASSERT_EQ(device["cdi_device_ids"].size(), 1u) << device;
+    EXPECT_THAT(device["cdi_device_ids"][0].get<std::string>(), HasSubstr(share));
+    // The claim's allocation records the share and what it consumes.
+    const std::string claim = pod["claims"][0]["claim_name"];
+    CommandResult got = Kubectl(kubectl, {"get", "resourceclaim", claim, "-o", "json"});
+    ASSERT_EQ(got.exit_code, 0) << got.err;
+    nlohmann::json result =
+        nlohmann::json::parse(got.out)["status"]["allocation"]["devices"]["results"][0];
+    EXPECT_EQ(result["shareID"], share) << result;
+    EXPECT_EQ(result["consumedCapacity"]["memory"], "4Gi") << result;
+  }
+  EXPECT_NE(shares[0], shares[1]);
+  // The CDI specs hold each share's env for the container.
+  std::string specs;
+  for (const std::string& name : CdiSpecs()) specs += ReadFile(CdiRoot() + "/" + name);
+  for (const std::string& share : shares) {
+    EXPECT_THAT(specs, HasSubstr(absl::StrCat("GPU_DEVICE_0_SHARE_ID=", share)));
+  }
+  EXPECT_THAT(specs, HasSubstr("GPU_DEVICE_0_MEMORY=4Gi"));
+}
+
 }  // namespace
 }  // namespace kdp::testing

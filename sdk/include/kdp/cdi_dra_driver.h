@@ -1,7 +1,8 @@
 // kdp::CdiDraDriver is a DraDriver (kdp/dra_driver.h) that prepares claims the way most DRA
 // drivers do: one transient CDI spec per claim, "<cdi_root>/<vendor>-<class>_<claim UID>.json",
-// holding one CDI device "<claim UID>-<device>" per allocated device, whose qualified name goes
-// back to the kubelet. The vendor implements Discover() and DeviceEdits() (what one device puts in
+// holding one CDI device "<claim UID>-<device>" per allocated device ("<claim UID>-<device>-<share
+// ID>" for a share of a device with allow_multiple_allocations), whose qualified name goes back
+// to the kubelet. The vendor implements Discover() and DeviceEdits() (what one device puts in
 // a container); the SDK writes and removes the specs and refuses a device that another claim
 // holds, as the SDK's checkpoint records it (DraDriver::PreparedClaims()): a restarted driver
 // keeps the in-use check without state of its own.
@@ -15,6 +16,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -43,12 +45,12 @@ class CdiDraDriver : public DraDriver {
   [[nodiscard]] virtual cdi::ContainerEdits ClaimEdits(const Claim& claim);
 
   // Per claim: NOT_FOUND "device <d> is not a <driver> device of this node" for a device that
-  // Discover() (called once per Prepare; its error fails every claim) does not list;
+  // DiscoverPools() (called once per Prepare; its error fails every claim) does not list;
   // FAILED_PRECONDITION "<device> is already prepared for ResourceClaim <uid>" for a
-  // device (without admin access) that another claim holds, in PreparedClaims() or earlier in this
-  // call; DeviceEdits()' error; the spec's write error. The spec is written on every Prepare, a
-  // repeated one too: a reboot empties /var/run/cdi while the checkpoint still lists the claim
-  // (kubernetes#141433). A claim without results gets no spec and no devices.
+  // device (without admin access or a share ID) that another claim holds, in PreparedClaims() or
+  // earlier in this call; DeviceEdits()' error; the spec's write error. The spec is written on
+  // every Prepare, a repeated one too: a reboot empties /var/run/cdi while the checkpoint still
+  // lists the claim (kubernetes#141433). A claim without results gets no spec and no devices.
   std::map<std::string, PrepareResult> Prepare(const std::vector<Claim>& claims) override
       ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -59,6 +61,13 @@ class CdiDraDriver : public DraDriver {
   // Device name -> UID of the claim holding it: PreparedClaims() with what this object prepared
   // itself (so a driver used without a runner, in a test, checks too).
   [[nodiscard]] std::map<std::string, std::string> InUse() const ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Adds to `edits` the env of a share of a device (a result with a share ID, from a device with
+  // allow_multiple_allocations): "<prefix>_SHARE_ID=<id>" and "<prefix>_<CAPACITY>=<quantity>" for
+  // each consumed capacity (name upper-cased, other characters '_'), e.g.
+  // "GPU_DEVICE_0_MEMORY=4Gi". Nothing for a result without a share ID.
+  static void AddShareEnv(const AllocatedDevice& device, std::string_view prefix,
+                          cdi::ContainerEdits* edits);
 
   const std::string& cdi_root() const { return cdi_root_; }
   // The spec name (without ".json") of `claim_uid`'s spec in cdi_root().

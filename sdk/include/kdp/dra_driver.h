@@ -1,12 +1,13 @@
 // kdp::DraDriver is the base class a vendor subclasses to serve a Dynamic Resource Allocation
 // (DRA) driver on one node: Prepare() and Unprepare() claims the scheduler allocated, and
-// Discover() the node's devices, published as ResourceSlices. kdp::DraRunner (kdp/dra_runner.h)
+// Discover() the node's devices (or DiscoverPools() its pools), published as ResourceSlices
+// (device model: kdp/dra_device.h). kdp::DraRunner (kdp/dra_runner.h)
 // does the rest, as Go's kubeletplugin helper does: it serves the kubelet's DRAPlugin service (v1
 // and v1beta1), registers through the plugin watcher, GETs each ResourceClaim, passes only this
 // driver's results and configs, serializes the calls, keeps its own checkpoint of prepared claims,
-// publishes one pool of ResourceSlices named after the node and streams the devices' health
-// (DRAResourceHealth, v1 and v1alpha1). Vendor work, as with the Go helper: CDI specs
-// (kdp/cdi_dra_driver.h helps), device-in-use checks, detecting the health of a device. The
+// publishes the pools as ResourceSlices (by default one pool named after the node) and streams the
+// devices' health (DRAResourceHealth, v1 and v1alpha1). Vendor work, as with the Go helper: CDI
+// specs (kdp/cdi_dra_driver.h helps), device-in-use checks, detecting the health of a device. The
 // vocabulary is DevicePlugin's: Discover(), Publish(), SetHealth() (kdp/health.h), Devices().
 //
 // Thread-safety: Prepare() and Unprepare() are never called concurrently with each other (the
@@ -28,6 +29,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "kdp/dra_device.h"  // IWYU pragma: export
 #include "kdp/health.h"
 
 namespace kdp {
@@ -49,6 +51,8 @@ struct AllocatedDevice {
   std::string device = {};
   bool admin_access = false;
   std::string share_id = {};  // consumable capacity (1.34+); empty when not shared
+  // consumedCapacity: capacity name -> quantity this allocation consumes of a shared device.
+  std::map<std::string, std::string> consumed_capacity = {};
 
   friend bool operator==(const AllocatedDevice&, const AllocatedDevice&) = default;
 };
@@ -89,24 +93,6 @@ struct PrepareResult {
   std::vector<PreparedDevice> devices = {};
 };
 
-// A ResourceSlice attribute value: intValue, boolValue, stringValue (≤ 64 bytes) or versionValue
-// (semantic version 2.0.0, ≤ 64 bytes).
-struct VersionValue {
-  std::string semver = {};
-  friend bool operator==(const VersionValue&, const VersionValue&) = default;
-};
-using AttributeValue = std::variant<int64_t, bool, std::string, VersionValue>;
-
-// A device as published in the node's ResourceSlice (resource.k8s.io/v1 Device).
-struct DraDevice {
-  std::string name = {};  // DNS label, unique among the driver's devices
-  // Keys: a C identifier (≤ 32) optionally prefixed "<dns subdomain>/"; ≤ 32 entries in total.
-  std::map<std::string, AttributeValue> attributes = {};
-  std::map<std::string, std::string> capacity = {};  // quantities, e.g. "80Gi"
-
-  friend bool operator==(const DraDevice&, const DraDevice&) = default;
-};
-
 using DeviceHealthStatus [[deprecated("use kdp::Health; removed in 0.3")]] = Health;
 
 class HealthFileWatcher;
@@ -144,17 +130,26 @@ class DraDriver {
   virtual std::map<std::string, absl::Status> Unprepare(const std::vector<ClaimRef>& claims) = 0;
 
   // The node's devices, published as one pool named after the node. Called at Start() (an error
-  // fails it) and by Publish().
-  virtual absl::StatusOr<std::vector<DraDevice>> Discover() = 0;
+  // fails it) and by Publish(), through DiscoverPools()' default. Override this or DiscoverPools();
+  // the default returns UNIMPLEMENTED.
+  virtual absl::StatusOr<std::vector<DraDevice>> Discover();
 
-  // Calls Discover() again, validates the result and hands it to the running runner's publisher,
-  // which reconciles the ResourceSlices in the background (retrying API errors with backoff).
-  // Returns Discover()'s error or INVALID_ARGUMENT for an invalid device, leaving the previous
-  // list in place; OK without a running runner (nothing to publish yet; the list is kept).
+  // Every pool this node plugin publishes (kdp/dra_device.h), for shared counters or several
+  // pools; all get the node's nodeName and the Node as owner. Default: one pool, named after the
+  // node (empty name), holding Discover()'s devices.
+  virtual absl::StatusOr<std::vector<DraPool>> DiscoverPools();
+
+  // Calls DiscoverPools() again, validates the result and hands it to the running runner's
+  // publisher, which reconciles the ResourceSlices in the background (retrying API errors with
+  // backoff). Returns its error or INVALID_ARGUMENT for an invalid pool or device, leaving the
+  // previous pools in place; OK without a running runner (nothing to publish yet; they are kept).
   [[nodiscard]] absl::Status Publish();
 
-  // The last list Discover() gave that the SDK validated (at Start(), by Publish()).
+  // The devices of the node's pool (the one named after the node) that the SDK last validated (at
+  // Start(), by Publish()): Discover()'s list by default. The health streams report these.
   [[nodiscard]] std::vector<DraDevice> Devices() const;
+  // Every pool the SDK last validated, names resolved.
+  [[nodiscard]] std::vector<DraPool> Pools() const;
 
   // Sets the health of `devices` (kdp/health.h) and sends every health stream the complete list
   // at once; `message` says why (shown with the kubelet's ResourceHealthStatusMessage gate). OK

@@ -1,10 +1,10 @@
 // kdp::DraRunner serves a kdp::DraDriver (kdp/dra_driver.h) on one node, as Go's kubeletplugin
 // helper does: the kubelet's DRAPlugin service (v1 and v1beta1) on the DRA socket, registration
 // through the plugin watcher (plugins_registry), the ResourceClaim lookups, the serialization of
-// Prepare and Unprepare, the checkpoint of prepared claims, one pool of ResourceSlices named after
-// the node, the DRAResourceHealth streams, and metrics with health checks. RunDraDriver() is a
-// driver's whole main() (flags, signals, runner); RunDraDriverUntilSignal() the same for a main()
-// that parses its own flags.
+// Prepare and Unprepare, the checkpoint of prepared claims, the driver's pools as ResourceSlices
+// (DraDriver::DiscoverPools(); by default one pool named after the node), the DRAResourceHealth
+// streams, and metrics with health checks. RunDraDriver() is a driver's whole main() (flags,
+// signals, runner); RunDraDriverUntilSignal() the same for a main() that parses its own flags.
 //
 // Thread-safety: DraRunner is thread-safe; Stop() may be called more than once, concurrently, or
 // without Start(). RunDraDriver() and RunDraDriverUntilSignal() are for main()'s thread.

@@ -3,7 +3,9 @@
 #include <set>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/absl_view.h"
 
 namespace kdp {
 
@@ -15,6 +17,20 @@ CdiDraDriver::CdiDraDriver(std::string driver_name, std::string cdi_kind, std::s
 cdi::ContainerEdits CdiDraDriver::ClaimEdits(const Claim& claim) {
   return {.env = {absl::StrCat("DRA_RESOURCE_CLAIM_UID=", claim.ref.uid),
                   absl::StrCat("DRA_RESOURCE_DRIVER_NAME=", driver_name())}};
+}
+
+void CdiDraDriver::AddShareEnv(const AllocatedDevice& device, std::string_view prefix,
+                               cdi::ContainerEdits* edits) {
+  if (device.share_id.empty()) return;
+  edits->env.push_back(absl::StrCat(Sv(prefix), "_SHARE_ID=", device.share_id));
+  for (const auto& [name, quantity] : device.consumed_capacity) {
+    std::string var = name;
+    for (char& c : var) {
+      const auto u = static_cast<unsigned char>(c);
+      c = absl::ascii_isalnum(u) ? absl::ascii_toupper(u) : '_';
+    }
+    edits->env.push_back(absl::StrCat(Sv(prefix), "_", var, "=", quantity));
+  }
 }
 
 std::string CdiDraDriver::SpecName(const std::string& claim_uid) const {
@@ -51,14 +67,18 @@ PrepareResult CdiDraDriver::PrepareClaim(const Claim& claim, const std::set<std:
     absl::StatusOr<cdi::ContainerEdits> edits = DeviceEdits(claim, result, i);
     if (!edits.ok()) return {.status = edits.status(), .devices = {}};
     // The last line of defence against a double allocation: the scheduler should never do it.
+    // A share of a device with allowMultipleAllocations (a share ID) is not exclusive.
     auto holder = in_use.find(result.device);
-    if (holder != in_use.end() && holder->second != uid && !result.admin_access) {
+    if (holder != in_use.end() && holder->second != uid && !result.admin_access &&
+        result.share_id.empty()) {
       return {.status = absl::FailedPreconditionError(absl::StrCat(
                   result.device, " is already prepared for ResourceClaim ", holder->second)),
               .devices = {}};
     }
-    spec.devices.push_back(
-        {.name = absl::StrCat(uid, "-", result.device), .container_edits = *std::move(edits)});
+    spec.devices.push_back({.name = result.share_id.empty() ? absl::StrCat(uid, "-", result.device)
+                                                            : absl::StrCat(uid, "-", result.device,
+                                                                           "-", result.share_id),
+                            .container_edits = *std::move(edits)});
     prepared.push_back({.requests = {result.request},
                         .pool = result.pool,
                         .device = result.device,
@@ -73,6 +93,7 @@ PrepareResult CdiDraDriver::PrepareClaim(const Claim& claim, const std::set<std:
   std::vector<std::string>& mine = prepared_[uid];
   mine.clear();
   for (const AllocatedDevice& result : claim.results) {
+    if (!result.share_id.empty()) continue;  // shared: not exclusive to this claim
     in_use[result.device] = uid;
     mine.push_back(result.device);
   }
@@ -81,10 +102,12 @@ PrepareResult CdiDraDriver::PrepareClaim(const Claim& claim, const std::set<std:
 
 std::map<std::string, PrepareResult> CdiDraDriver::Prepare(const std::vector<Claim>& claims) {
   std::map<std::string, std::string> in_use = InUse();
-  absl::StatusOr<std::vector<DraDevice>> devices = Discover();
+  absl::StatusOr<std::vector<DraPool>> devices = DiscoverPools();
   std::set<std::string> names;
   if (devices.ok()) {
-    for (const DraDevice& device : *devices) names.insert(device.name);
+    for (const DraPool& pool : *devices) {
+      for (const DraDevice& device : pool.devices) names.insert(device.name);
+    }
   }
   absl::MutexLock lock(&mu_);
   std::map<std::string, PrepareResult> results;

@@ -104,6 +104,22 @@ absl::StatusOr<Claim> DecodeClaim(const json& claim_json, const ClaimRef& reques
     KDP_ASSIGN_OR_RETURN(device.pool, StringField(result, "pool", name, path));
     KDP_ASSIGN_OR_RETURN(device.device, StringField(result, "device", name, path));
     KDP_ASSIGN_OR_RETURN(device.share_id, StringField(result, "shareID", name, path));
+    if (const json* consumed = Member(result, "consumedCapacity"); consumed != nullptr) {
+      if (!consumed->is_object()) {
+        return Malformed(name, path + ".consumedCapacity", "a map of quantities");
+      }
+      for (const auto& [capacity, quantity] : consumed->items()) {
+        // resource.Quantity marshals as a string; its decoder also takes a bare number.
+        if (quantity.is_string()) {
+          device.consumed_capacity[capacity] = quantity.get<std::string>();
+        } else if (quantity.is_number()) {
+          device.consumed_capacity[capacity] = quantity.dump();
+        } else {
+          return Malformed(name, absl::StrCat(path, ".consumedCapacity[\"", capacity, "\"]"),
+                           "a quantity");
+        }
+      }
+    }
     if (const json* admin = Member(result, "adminAccess"); admin != nullptr) {
       if (!admin->is_boolean()) return Malformed(name, path + ".adminAccess", "a boolean");
       device.admin_access = admin->get<bool>();

@@ -41,30 +41,48 @@ class DraDriverLink {
   // The driver's device health; shared with the runner's health streams.
   const std::shared_ptr<DeviceHealthTable>& health() const { return health_; }
 
-  void Attach(std::shared_ptr<ResourceSlicePublisher> publisher) ABSL_LOCKS_EXCLUDED(mu_) {
+  void Attach(std::shared_ptr<SlicePublisher> publisher) ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
     publisher_ = std::move(publisher);
   }
   // The attached publisher, or nullptr; taken by value so that a runner stopping meanwhile only
   // detaches it (Publish() on a stopped publisher is ignored).
-  std::shared_ptr<ResourceSlicePublisher> publisher() const ABSL_LOCKS_EXCLUDED(mu_) {
+  std::shared_ptr<SlicePublisher> publisher() const ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
     return publisher_;
   }
 
   // Records the outcome of one Discover() call with its validation (at the runner's Start(), by
   // Publish()): the device source counts as failing from an error until the next success. A
-  // valid list (`listed`, when `status` is OK) becomes DraDriver::Devices().
-  void RecordDevices(const absl::Status& status, std::vector<DraDevice> listed)
+  // valid list (`pools`, when `status` is OK) becomes DraDriver::Pools().
+  void RecordPools(const absl::Status& status, std::vector<DraPool> pools)
       ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
     devices_.last = status;
     if (!status.ok()) ++devices_.failures;
-    if (status.ok()) listed_ = std::move(listed);
+    if (status.ok()) pools_ = std::move(pools);
   }
+  std::vector<DraPool> pools() const ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    return pools_;
+  }
+  // The devices of the node's pool (named `node_name()`, or unnamed before a runner set it).
   std::vector<DraDevice> listed() const ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
-    return listed_;
+    for (const DraPool& pool : pools_) {
+      if (pool.name.empty() || pool.name == node_name_) return pool.devices;
+    }
+    return {};
+  }
+  // The node a runner serves the driver on: the name of the default pool. Set before the
+  // runner's first Publish().
+  void SetNodeName(std::string node_name) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    node_name_ = std::move(node_name);
+  }
+  std::string node_name() const ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    return node_name_;
   }
   DevicesRecord devices_record() const ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
@@ -86,9 +104,10 @@ class DraDriverLink {
  private:
   const std::shared_ptr<DeviceHealthTable> health_;
   mutable absl::Mutex mu_;
-  std::shared_ptr<ResourceSlicePublisher> publisher_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<SlicePublisher> publisher_ ABSL_GUARDED_BY(mu_);
   DevicesRecord devices_ ABSL_GUARDED_BY(mu_);
-  std::vector<DraDevice> listed_ ABSL_GUARDED_BY(mu_);
+  std::vector<DraPool> pools_ ABSL_GUARDED_BY(mu_);
+  std::string node_name_ ABSL_GUARDED_BY(mu_);
   PreparedDevices prepared_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "common/path_safety.h"
 #include "common/resource_name.h"
+#include "sdk/src/dra/pool_validation.h"
 
 namespace kdp::internal {
 namespace {
@@ -108,6 +109,38 @@ absl::Status ValidateDevice(const DraDevice& device) {
   return absl::OkStatus();
 }
 
+json QuantitiesJson(const Quantities& quantities) {
+  json out = json::object();
+  for (const auto& [name, value] : quantities) out[name] = {{"value", value}};
+  return out;
+}
+
+json RequirementsJson(const std::vector<NodeSelectorRequirement>& requirements) {
+  json out = json::array();
+  for (const NodeSelectorRequirement& r : requirements) {
+    json entry = {{"key", r.key}, {"operator", r.op}};
+    if (!r.values.empty()) entry["values"] = r.values;
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+const char* EffectName(TaintEffect effect) {
+  switch (effect) {
+    case TaintEffect::kNoExecute:
+      return "NoExecute";
+    case TaintEffect::kNone:
+      return "None";
+    case TaintEffect::kNoSchedule:
+      break;
+  }
+  return "NoSchedule";
+}
+
+bool UsesAdvancedFeatures(const DraDevice& device) {
+  return !device.taints.empty() || !device.consumes_counters.empty();
+}
+
 }  // namespace
 
 // One rule for driver names, shared with the manager (common/path_safety.h): the name becomes
@@ -115,9 +148,18 @@ absl::Status ValidateDevice(const DraDevice& device) {
 absl::Status ValidateDriverName(const std::string& name) { return ValidateDraDriverName(name); }
 
 absl::Status ValidateDraDevices(const std::vector<DraDevice>& devices) {
+  return ValidateDraDevicesIn(devices, false);
+}
+
+absl::Status ValidateDraDevicesIn(const std::vector<DraDevice>& devices,
+                                  bool per_device_node_selection) {
   std::set<std::string> names;
   for (const DraDevice& device : devices) {
     if (absl::Status status = ValidateDevice(device); !status.ok()) return status;
+    if (absl::Status status = ValidateDeviceModel(device, per_device_node_selection);
+        !status.ok()) {
+      return DeviceError(device, std::string(status.message()));
+    }
     if (!names.insert(device.name).second) {
       return DeviceError(device, "name is used by more than one device");
     }
@@ -200,11 +242,67 @@ json DeviceJson(const DraDevice& device) {
     out["attributes"] = std::move(attributes);
   }
   if (!device.capacity.empty()) {
-    json capacity = json::object();
-    for (const auto& [name, quantity] : device.capacity) capacity[name] = {{"value", quantity}};
+    json capacity = QuantitiesJson(device.capacity);
+    for (const auto& [name, policy] : device.request_policies) {
+      // Go writes "default": null for an unset default (no omitempty); absent reads the same.
+      json entry = json::object();
+      if (!policy.default_value.empty()) entry["default"] = policy.default_value;
+      if (!policy.valid_values.empty()) entry["validValues"] = policy.valid_values;
+      if (policy.valid_range.has_value()) {
+        json range = {{"min", policy.valid_range->min}};
+        if (!policy.valid_range->max.empty()) range["max"] = policy.valid_range->max;
+        if (!policy.valid_range->step.empty()) range["step"] = policy.valid_range->step;
+        entry["validRange"] = std::move(range);
+      }
+      capacity[name]["requestPolicy"] = std::move(entry);
+    }
     out["capacity"] = std::move(capacity);
   }
+  if (!device.consumes_counters.empty()) {
+    json consumes = json::array();
+    for (const CounterConsumption& c : device.consumes_counters) {
+      consumes.push_back({{"counterSet", c.counter_set}, {"counters", QuantitiesJson(c.counters)}});
+    }
+    out["consumesCounters"] = std::move(consumes);
+  }
+  if (!device.node_name.empty()) out["nodeName"] = device.node_name;
+  if (device.node_selector.has_value())
+    out["nodeSelector"] = NodeSelectorJson(*device.node_selector);
+  if (device.all_nodes) out["allNodes"] = true;
+  if (!device.taints.empty()) {
+    json taints = json::array();
+    for (const DeviceTaint& taint : device.taints) {
+      json entry = {{"key", taint.key}, {"effect", EffectName(taint.effect)}};
+      if (!taint.value.empty()) entry["value"] = taint.value;
+      if (!taint.time_added.empty()) entry["timeAdded"] = taint.time_added;
+      taints.push_back(std::move(entry));
+    }
+    out["taints"] = std::move(taints);
+  }
+  if (device.binds_to_node) out["bindsToNode"] = true;
+  if (!device.binding_conditions.empty()) out["bindingConditions"] = device.binding_conditions;
+  if (!device.binding_failure_conditions.empty()) {
+    out["bindingFailureConditions"] = device.binding_failure_conditions;
+  }
+  if (device.allow_multiple_allocations) out["allowMultipleAllocations"] = true;
   return out;
+}
+
+json CounterSetJson(const CounterSet& set) {
+  return {{"name", set.name}, {"counters", QuantitiesJson(set.counters)}};
+}
+
+json NodeSelectorJson(const NodeSelector& selector) {
+  json terms = json::array();
+  for (const NodeSelectorTerm& term : selector.terms) {
+    json entry = json::object();
+    if (!term.match_expressions.empty()) {
+      entry["matchExpressions"] = RequirementsJson(term.match_expressions);
+    }
+    if (!term.match_fields.empty()) entry["matchFields"] = RequirementsJson(term.match_fields);
+    terms.push_back(std::move(entry));
+  }
+  return {{"nodeSelectorTerms", std::move(terms)}};
 }
 
 std::vector<json> SplitDevices(const std::vector<DraDevice>& devices) {
@@ -217,27 +315,83 @@ std::vector<json> SplitDevices(const std::vector<DraDevice>& devices) {
   return slices;
 }
 
+json OwnerReferenceJson(const SliceTarget& target) {
+  if (!target.node_name.empty()) {
+    return {{"apiVersion", "v1"},
+            {"kind", "Node"},
+            {"name", target.node_name},
+            {"uid", target.node_uid},
+            {"controller", true}};
+  }
+  if (!target.owner.has_value()) return nullptr;
+  return {{"apiVersion", target.owner->api_version},
+          {"kind", target.owner->kind},
+          {"name", target.owner->name},
+          {"uid", target.owner->uid},
+          {"controller", true}};
+}
+
+std::vector<json> PoolSliceContents(const DraPool& pool) {
+  std::vector<json> slices;
+  for (size_t i = 0; i < pool.shared_counters.size(); ++i) {
+    if (i % kMaxCounterSetsPerSlice == 0) slices.push_back({{"sharedCounters", json::array()}});
+    slices.back()["sharedCounters"].push_back(CounterSetJson(pool.shared_counters[i]));
+  }
+  // ResourceSliceMaxDevicesWithTaintsOrConsumesCounters: one such device lowers its slice's limit.
+  size_t first_device_slice = slices.size();
+  bool advanced = false;
+  for (const DraDevice& device : pool.devices) {
+    const bool with = advanced || UsesAdvancedFeatures(device);
+    const size_t limit = with ? kMaxDevicesPerSliceWithTaintsOrCounters : kMaxDevicesPerSlice;
+    if (slices.size() == first_device_slice || slices.back()["devices"].size() + 1 > limit) {
+      slices.push_back({{"devices", json::array()}});
+      advanced = false;
+    }
+    advanced = advanced || UsesAdvancedFeatures(device);
+    slices.back()["devices"].push_back(DeviceJson(device));
+  }
+  if (slices.empty()) slices.push_back({{"devices", json::array()}});
+  if (pool.per_device_node_selection) {
+    for (json& slice : slices) slice["perDeviceNodeSelection"] = true;
+  }
+  return slices;
+}
+
+json PoolSliceJson(const SliceTarget& target, const DraPool& pool, int64_t generation,
+                   int64_t slice_count, const json& content) {
+  std::string generate_name = absl::StrCat(target.driver, "-");
+  if (!target.node_name.empty()) {
+    generate_name = absl::StrCat(target.node_name, "-", generate_name);
+  } else if (target.owner.has_value()) {
+    generate_name = absl::StrCat(target.owner->name, "-", generate_name);
+  }
+  if (generate_name.size() > kMaxGenerateNameLength) generate_name.resize(kMaxGenerateNameLength);
+  json metadata = {{"generateName", generate_name}};
+  if (json owner = OwnerReferenceJson(target); !owner.is_null()) {
+    metadata["ownerReferences"] = json::array({std::move(owner)});
+  }
+  json spec = content;
+  spec["driver"] = target.driver;
+  spec["pool"] = {{"name", pool.name.empty() ? target.node_name : pool.name},
+                  {"generation", generation},
+                  {"resourceSliceCount", slice_count}};
+  if (!target.node_name.empty()) {
+    spec["nodeName"] = target.node_name;
+  } else if (pool.all_nodes) {
+    spec["allNodes"] = true;
+  } else if (pool.node_selector.has_value()) {
+    spec["nodeSelector"] = NodeSelectorJson(*pool.node_selector);
+  }
+  return {{"apiVersion", "resource.k8s.io/v1"},
+          {"kind", "ResourceSlice"},
+          {"metadata", std::move(metadata)},
+          {"spec", std::move(spec)}};
+}
+
 json SliceJson(const SliceTarget& target, int64_t generation, int64_t slice_count,
                const json& devices) {
-  std::string generate_name = absl::StrCat(target.node_name, "-", target.driver, "-");
-  if (generate_name.size() > kMaxGenerateNameLength) generate_name.resize(kMaxGenerateNameLength);
-  json owner = {{"apiVersion", "v1"},
-                {"kind", "Node"},
-                {"name", target.node_name},
-                {"uid", target.node_uid},
-                {"controller", true}};
-  return {
-      {"apiVersion", "resource.k8s.io/v1"},
-      {"kind", "ResourceSlice"},
-      {"metadata", {{"generateName", generate_name}, {"ownerReferences", json::array({owner})}}},
-      {"spec",
-       {{"driver", target.driver},
-        {"nodeName", target.node_name},
-        {"pool",
-         {{"name", target.node_name},
-          {"generation", generation},
-          {"resourceSliceCount", slice_count}}},
-        {"devices", devices}}}};
+  return PoolSliceJson(target, DraPool{.name = target.node_name}, generation, slice_count,
+                       {{"devices", devices}});
 }
 
 }  // namespace kdp::internal

@@ -1,21 +1,23 @@
 // What a DRA driver publishes about its node: validation of the vendor's DraDevice list with the
 // API server's rules for resource.k8s.io/v1 ResourceSlices (so a bad device fails Start() or
 // Publish() with a clear message instead of an HTTP 422 in a background loop), and the
-// ResourceSlice JSON itself: one pool named after the node, at most 128 devices per slice, owned
-// by the Node object (controller owner reference, so slices go away with the node), as the Go
-// helper's resourceslice controller writes them.
+// ResourceSlice JSON itself: a node plugin's pools (by default one named after the node) owned by
+// the Node object (controller owner reference, so slices go away with the node), or a cluster
+// publisher's pools, split into slices as the Go helper's resourceslice controller writes them.
 //
 // Thread-safety: pure functions.
 #ifndef KDP_SDK_SRC_DRA_RESOURCE_SLICE_H_
 #define KDP_SDK_SRC_DRA_RESOURCE_SLICE_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "kdp/dra_driver.h"
+#include "kdp/resource_slice_publisher.h"
 #include "nlohmann/json.hpp"
 
 namespace kdp::internal {
@@ -35,7 +37,12 @@ inline constexpr size_t kMaxIdLength = 32;               // C identifier part of
 // names qualified ("<dns subdomain>/<C identifier>" or a C identifier ≤ 32); at most 32 of them;
 // string and version values ≤ 64 bytes; versions semantic versions; capacities quantities).
 // INVALID_ARGUMENT names the device, the field and the rule.
+// Also the rules of the newer fields (pool_validation.h), for a pool without
+// perDeviceNodeSelection.
 [[nodiscard]] absl::Status ValidateDraDevices(const std::vector<DraDevice>& devices);
+// The same for the devices of a pool with (or without) perDeviceNodeSelection.
+[[nodiscard]] absl::Status ValidateDraDevicesIn(const std::vector<DraDevice>& devices,
+                                                bool per_device_node_selection);
 
 // True for a Kubernetes quantity ("80Gi", "1.5", "500m", "1e3").
 bool IsQuantity(std::string_view text);
@@ -45,19 +52,41 @@ bool IsSemver(std::string_view text);
 // The resource.k8s.io/v1 Device object.
 nlohmann::json DeviceJson(const DraDevice& device);
 
-// Where the slices go and who owns them.
+// The resource.k8s.io/v1 CounterSet and NodeSelector objects.
+nlohmann::json CounterSetJson(const CounterSet& set);
+nlohmann::json NodeSelectorJson(const NodeSelector& selector);
+
+// Where the slices go and who owns them: a node plugin's (node_name set: nodeName, Node owner) or
+// a cluster publisher's (node_name empty: no nodeName, `owner` if any).
 struct SliceTarget {
   std::string driver = {};
   std::string node_name = {};
   std::string node_uid = {};
+  std::optional<SliceOwner> owner = {};  // only without node_name
 };
+
+// The owner reference a slice of `target` carries: the Node, `owner`, or null for none.
+nlohmann::json OwnerReferenceJson(const SliceTarget& target);
+
+// The content of each slice of `pool`, as spec fields: first {"sharedCounters": [...]} slices of at
+// most kMaxCounterSetsPerSlice sets, then {"devices": [...]} slices of at most kMaxDevicesPerSlice
+// devices, kMaxDevicesPerSliceWithTaintsOrCounters when one of them has taints or consumes
+// counters (devices keep their order); one {"devices": []} slice for a pool with neither. Each
+// also carries "perDeviceNodeSelection": true when the pool has it.
+std::vector<nlohmann::json> PoolSliceContents(const DraPool& pool);
+
+// A complete ResourceSlice of `pool` for creation: `content` (PoolSliceContents()) with driver,
+// pool, nodeName (node plugin) or the pool's allNodes/nodeSelector, the owner and generateName
+// ("<node or owner>-<driver>-" or "<driver>-", trimmed to leave room for the random suffix).
+nlohmann::json PoolSliceJson(const SliceTarget& target, const DraPool& pool, int64_t generation,
+                             int64_t slice_count, const nlohmann::json& content);
 
 // The devices arrays of the pool's slices: chunks of kMaxDevicesPerSlice in the given order; one
 // empty array when there are no devices (the pool still exists, with no devices).
 std::vector<nlohmann::json> SplitDevices(const std::vector<DraDevice>& devices);
 
-// A complete ResourceSlice object for creation (generateName "<node>-<driver>-", trimmed to leave
-// room for the random suffix), without metadata.name or resourceVersion.
+// A complete ResourceSlice object of the node's pool (named after the node) for creation, holding
+// `devices` (PoolSliceJson() of a node plugin), without metadata.name or resourceVersion.
 nlohmann::json SliceJson(const SliceTarget& target, int64_t generation, int64_t slice_count,
                          const nlohmann::json& devices);
 

@@ -213,8 +213,9 @@ absl::Status DraRunnerImpl::StartLocked() {
 
   // Also without slice publication: the list is what the health streams report.
   // No publisher is attached yet: Publish() reads, validates and keeps the list.
+  driver_->link_->SetNodeName(options_.node_name);
   KDP_RETURN_IF_ERROR(driver_->Publish());
-  std::vector<DraDevice> devices = driver_->Devices();
+  std::vector<DraPool> pools = driver_->Pools();
 
   // The DRA service first: the kubelet dials the endpoint as soon as it sees the registration
   // socket.
@@ -250,8 +251,8 @@ absl::Status DraRunnerImpl::StartLocked() {
                registration_socket_, "node", options_.node_name);
 
   if (options_.publish_resource_slices) {
-    publisher_ = std::make_shared<ResourceSlicePublisher>(
-        ResourceSlicePublisher::Options{
+    publisher_ = std::make_shared<SlicePublisher>(
+        SlicePublisher::Options{
             .driver = driver,
             .node_name = options_.node_name,
             .initial_backoff = options_.publish_initial_backoff,
@@ -259,7 +260,7 @@ absl::Status DraRunnerImpl::StartLocked() {
             .on_attempt = [metrics = metrics_.get()](
                               const absl::Status& status) { metrics->PublishAttempted(status); }},
         client_);
-    publisher_->Start(std::move(devices));
+    publisher_->Start(std::move(pools));
     driver_->link_->Attach(publisher_);
   }
   return absl::OkStatus();

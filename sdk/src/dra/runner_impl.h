@@ -96,7 +96,7 @@ class DraRunnerImpl {
   FileIdentity dra_identity_;
   std::unique_ptr<grpc::Server> registration_server_;
   FileIdentity registration_identity_;
-  std::shared_ptr<ResourceSlicePublisher> publisher_;
+  std::shared_ptr<SlicePublisher> publisher_;
 
   mutable absl::Mutex mu_;
   bool started_ ABSL_GUARDED_BY(mu_) = false;

@@ -1,10 +1,13 @@
-// Keeps the node's ResourceSlices for one driver equal to the driver's latest device list, as the
-// Go helper's resourceslice controller does for a node-local pool: the pool is named after the
-// node, its slices are owned by the Node object (controller owner reference), every change bumps
-// the pool generation on all of its slices, surplus slices (and slices of other pools of this
-// driver on this node) are deleted. One background thread reconciles after every Publish() and
-// retries failures with exponential backoff, logging each error; the newest device list always
-// wins over one still being retried.
+// Keeps a driver's ResourceSlices equal to its latest pools, as the Go helper's resourceslice
+// controller does. For a node plugin (node_name set) the slices carry the node's nodeName and are
+// owned by the Node object (controller owner reference); for a cluster publisher (node_name empty,
+// kdp::ResourceSlicePublisher) they have no nodeName and carry the given owner, if any. The slices
+// in scope are the driver's with that nodeName (none for a cluster publisher); slices of pools no
+// longer published are deleted. Each pool is split into slices (counter sets apart from devices);
+// a change of a pool bumps its generation on all of its slices, which are all written before the
+// obsolete ones are deleted. One background thread reconciles after every Publish() and retries
+// failures with exponential backoff, logging each error; the newest pools always win over ones
+// still being retried.
 //
 // Thread-safety: thread-safe. Stop() is idempotent; Publish() after Stop() is ignored.
 #ifndef KDP_SDK_SRC_DRA_SLICE_PUBLISHER_H_
@@ -13,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,37 +34,46 @@ namespace kdp::internal {
 // The LIST path of the driver's slices on the node (field selectors spec.nodeName, spec.driver).
 std::string ResourceSliceListPath(const std::string& node_name, const std::string& driver);
 
-// One reconciliation: LIST the driver's slices on the node, then create, update and delete so
-// that exactly the pool's slices for `devices` exist. Nothing is written when they already match
-// (a restart with unchanged devices keeps the generation). Returns the first API error.
+// One reconciliation: LIST the driver's slices in the target's scope, then create, update and
+// delete so that exactly the slices of `pools` exist (a pool with an empty name is the node's).
+// Nothing is written for a pool whose slices already match (a restart with unchanged devices keeps
+// the generation). Taints without timeAdded get the published one, or `now`. Returns the first
+// API error. REQUIRES: ValidateDraPools(pools, scope).ok(); target.node_uid set for a node.
+[[nodiscard]] absl::Status ReconcilePools(KubeClient& client, const SliceTarget& target,
+                                          const std::vector<DraPool>& pools, absl::Time now);
+
+// ReconcilePools() with one pool named after the node holding `devices`.
 // REQUIRES: ValidateDraDevices(devices).ok(), target.node_uid set.
 [[nodiscard]] absl::Status ReconcileResourceSlices(KubeClient& client, const SliceTarget& target,
                                                    const std::vector<DraDevice>& devices);
 
-class ResourceSlicePublisher {
+class SlicePublisher {
  public:
   struct Options {
     std::string driver = {};
-    std::string node_name = {};
+    std::string node_name = {};            // empty: a cluster publisher
+    std::optional<SliceOwner> owner = {};  // a cluster publisher's owner, if any
     absl::Duration initial_backoff = absl::Milliseconds(500);
     absl::Duration max_backoff = absl::Seconds(30);
     // Called on the publisher's thread after every reconciliation attempt with its outcome
     // (metrics, health); may be empty.
     std::function<void(const absl::Status&)> on_attempt = {};
+    // The clock that stamps new taints (tests); empty: absl::Now().
+    std::function<absl::Time()> now = {};
   };
 
-  ResourceSlicePublisher(Options options, std::shared_ptr<KubeClient> client);
-  ~ResourceSlicePublisher();  // Stops.
+  SlicePublisher(Options options, std::shared_ptr<KubeClient> client);
+  ~SlicePublisher();  // Stops.
 
-  ResourceSlicePublisher(const ResourceSlicePublisher&) = delete;
-  ResourceSlicePublisher& operator=(const ResourceSlicePublisher&) = delete;
+  SlicePublisher(const SlicePublisher&) = delete;
+  SlicePublisher& operator=(const SlicePublisher&) = delete;
 
-  // Starts the background thread with `devices` as the first list to publish.
-  // REQUIRES: called once, `devices` validated.
-  void Start(std::vector<DraDevice> devices) ABSL_LOCKS_EXCLUDED(mu_);
+  // Starts the background thread with `pools` as the first to publish. Ignored after Stop() or a
+  // first Start(). REQUIRES: `pools` validated.
+  void Start(std::vector<DraPool> pools) ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Replaces the list to publish (latest wins). REQUIRES: validated.
-  void Publish(std::vector<DraDevice> devices) ABSL_LOCKS_EXCLUDED(mu_);
+  // Replaces the pools to publish (latest wins). REQUIRES: validated.
+  void Publish(std::vector<DraPool> pools) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Ends the thread after the reconciliation in progress, if any.
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
@@ -70,7 +83,7 @@ class ResourceSlicePublisher {
 
  private:
   void Run() ABSL_LOCKS_EXCLUDED(mu_);
-  absl::Status PublishOnce(const std::vector<DraDevice>& devices);
+  absl::Status PublishOnce(const std::vector<DraPool>& pools);
 
   const Options options_;
   const std::shared_ptr<KubeClient> client_;
@@ -78,7 +91,7 @@ class ResourceSlicePublisher {
   std::thread thread_;
 
   mutable absl::Mutex mu_;
-  std::vector<DraDevice> desired_ ABSL_GUARDED_BY(mu_);
+  std::vector<DraPool> desired_ ABSL_GUARDED_BY(mu_);
   int64_t desired_version_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t published_version_ ABSL_GUARDED_BY(mu_) = 0;
   bool wake_ ABSL_GUARDED_BY(mu_) = false;

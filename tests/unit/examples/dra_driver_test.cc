@@ -236,5 +236,95 @@ TEST(SharingStrategy, NamesWhatIsWrong) {
           .ok());
 }
 
+std::unique_ptr<CdiDraDriver> MakeDriverWithLayout(const std::string& cdi_root,
+                                                   const std::string& layout) {
+  absl::StatusOr<std::unique_ptr<CdiDraDriver>> driver =
+      NewGpuDraDriver({.gpus = {.topology_xml = kTopology},
+                       .cdi_root = cdi_root,
+                       .node_name = "node-a",
+                       .layout = layout});
+  EXPECT_TRUE(driver.ok()) << driver.status();
+  return driver.ok() ? *std::move(driver) : nullptr;
+}
+
+// --layout=partitions: per GPU one counter set, the whole GPU and six MIG-like partitions, all
+// consuming from it, so the whole GPU and any partition can never be allocated together.
+TEST(GpuDraDriver, PartitionLayoutSharesOneCounterSetPerGpu) {
+  kdp::testing::TempDir dir;
+  std::unique_ptr<CdiDraDriver> driver = MakeDriverWithLayout(dir.path() + "/cdi", "partitions");
+  ASSERT_NE(driver, nullptr);
+  absl::StatusOr<std::vector<DraPool>> pools = driver->DiscoverPools();
+  ASSERT_TRUE(pools.ok()) << pools.status();
+  ASSERT_THAT(*pools, SizeIs(1));
+  const DraPool& pool = (*pools)[0];
+  EXPECT_TRUE(pool.name.empty());  // the node's pool
+  ASSERT_THAT(pool.shared_counters, SizeIs(8));
+  EXPECT_EQ(pool.shared_counters[0],
+            (CounterSet{.name = "gpu0", .counters = {{"compute", "4"}, {"memory", "4"}}}));
+  ASSERT_THAT(pool.devices, SizeIs(8 * 7));
+  std::vector<std::string> names;
+  for (size_t i = 0; i < 7; ++i) names.push_back(pool.devices[i].name);
+  EXPECT_THAT(names, ElementsAre("gpu0", "gpu0-1g-0", "gpu0-1g-1", "gpu0-1g-2", "gpu0-1g-3",
+                                 "gpu0-2g-0", "gpu0-2g-1"));
+  // The whole GPU takes all of its counters; a partition its profile's share.
+  EXPECT_EQ(pool.devices[0].consumes_counters[0].counters, pool.shared_counters[0].counters);
+  EXPECT_EQ(
+      pool.devices[5].consumes_counters[0],
+      (CounterConsumption{.counter_set = "gpu0", .counters = {{"compute", "2"}, {"memory", "2"}}}));
+  EXPECT_EQ(std::get<std::string>(pool.devices[5].attributes.at("profile")), "2g");
+  // Published through the SDK's checks; Devices() is the node's pool.
+  ASSERT_TRUE(driver->Publish().ok());
+  EXPECT_THAT(driver->Devices(), SizeIs(56));
+
+  // A partition prepares on its GPU's device nodes.
+  std::map<std::string, PrepareResult> results =
+      driver->Prepare({ClaimFor("uid-p", {"gpu1-1g-2"})});
+  ASSERT_TRUE(results["uid-p"].status.ok()) << results["uid-p"].status;
+  EXPECT_THAT(results["uid-p"].devices[0].cdi_device_ids,
+              ElementsAre("gpu.example.com/gpu=uid-p-gpu1-1g-2"));
+  absl::StatusOr<kdp::cdi::Spec> spec =
+      kdp::cdi::ParseJson(ReadFile(SpecPath(dir.path() + "/cdi", "uid-p")), "spec");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_THAT(spec->devices[0].container_edits.env, ::testing::Contains("GPU_DEVICE_0=gpu1-1g-2"));
+  EXPECT_FALSE(spec->devices[0].container_edits.device_nodes.empty());
+}
+
+// --layout=shareable: two claims share gpu0, each with its share ID (a CDI device of its own) and
+// the memory it consumes.
+TEST(GpuDraDriver, ShareableGpuPreparesEachShareApart) {
+  kdp::testing::TempDir dir;
+  const std::string root = dir.path() + "/cdi";
+  std::unique_ptr<CdiDraDriver> driver = MakeDriverWithLayout(root, "shareable");
+  ASSERT_NE(driver, nullptr);
+  const DraDevice gpu = driver->Discover()->at(0);
+  EXPECT_TRUE(gpu.allow_multiple_allocations);
+  EXPECT_EQ(gpu.request_policies.at("memory").valid_range->step, "1Gi");
+  ASSERT_TRUE(driver->Publish().ok());
+
+  Claim first = ClaimFor("uid-1", {"gpu0"});
+  first.results[0].share_id = "11111111-1111-4111-8111-111111111111";
+  first.results[0].consumed_capacity = {{"memory", "4Gi"}};
+  Claim second = ClaimFor("uid-2", {"gpu0"});
+  second.results[0].share_id = "22222222-2222-4222-8222-222222222222";
+  second.results[0].consumed_capacity = {{"memory", "2Gi"}};
+  std::map<std::string, PrepareResult> results = driver->Prepare({first, second});
+  ASSERT_TRUE(results["uid-1"].status.ok()) << results["uid-1"].status;
+  ASSERT_TRUE(results["uid-2"].status.ok()) << results["uid-2"].status;
+  EXPECT_THAT(results["uid-1"].devices[0].cdi_device_ids,
+              ElementsAre("gpu.example.com/gpu=uid-1-gpu0-11111111-1111-4111-8111-111111111111"));
+  EXPECT_EQ(results["uid-2"].devices[0].share_id, "22222222-2222-4222-8222-222222222222");
+  absl::StatusOr<kdp::cdi::Spec> spec =
+      kdp::cdi::ParseJson(ReadFile(SpecPath(root, "uid-2")), "spec");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_TRUE(kdp::cdi::Validate(*spec).ok()) << kdp::cdi::Validate(*spec);
+  EXPECT_EQ(spec->devices[0].name, "uid-2-gpu0-22222222-2222-4222-8222-222222222222");
+  EXPECT_THAT(spec->devices[0].container_edits.env,
+              ::testing::IsSupersetOf({"GPU_DEVICE_0=gpu0",
+                                       "GPU_DEVICE_0_SHARE_ID=22222222-2222-4222-8222-222222222222",
+                                       "GPU_DEVICE_0_MEMORY=2Gi"}));
+  // Shares do not hold the GPU exclusively: the in-use check records none of them.
+  EXPECT_THAT(driver->InUse(), IsEmpty());
+}
+
 }  // namespace
 }  // namespace kdp::example

@@ -137,3 +137,38 @@ TEST(BaseRequestName, StripsTheSubrequest) {
 
 }  // namespace
 }  // namespace kdp::internal
+
+namespace kdp::internal {
+namespace {
+
+// Consumable capacity (1.34+): each share of a device has its shareID and consumedCapacity.
+TEST(DecodeClaim, SharesWithConsumedCapacity) {
+  json claim = nlohmann::json::parse(R"({
+    "metadata": {"uid": "uid-1"},
+    "status": {"allocation": {"devices": {"results": [
+      {"request": "mem", "driver": "gpu.example.com", "pool": "node-1", "device": "gpu0",
+       "shareID": "6c1b7e2e-0000-4000-8000-000000000001",
+       "consumedCapacity": {"memory": "4Gi", "gpu.example.com/cores": 2}},
+      {"request": "whole", "driver": "gpu.example.com", "pool": "node-1", "device": "gpu1"}
+    ]}}}})");
+  absl::StatusOr<Claim> decoded = DecodeClaim(claim, kRef, kDriver);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  ASSERT_EQ(decoded->results.size(), 2u);
+  EXPECT_EQ(decoded->results[0].share_id, "6c1b7e2e-0000-4000-8000-000000000001");
+  EXPECT_EQ(
+      decoded->results[0].consumed_capacity,
+      (std::map<std::string, std::string>{{"gpu.example.com/cores", "2"}, {"memory", "4Gi"}}));
+  EXPECT_TRUE(decoded->results[1].share_id.empty());
+  EXPECT_TRUE(decoded->results[1].consumed_capacity.empty());
+
+  claim["status"]["allocation"]["devices"]["results"][0]["consumedCapacity"] = {{"memory", true}};
+  EXPECT_THAT(DecodeClaim(claim, kRef, kDriver).status().message(),
+              HasSubstr("status.allocation.devices.results[0].consumedCapacity[\"memory\"] must "
+                        "be a quantity"));
+  claim["status"]["allocation"]["devices"]["results"][0]["consumedCapacity"] = "4Gi";
+  EXPECT_THAT(DecodeClaim(claim, kRef, kDriver).status().message(),
+              HasSubstr("consumedCapacity must be a map of quantities"));
+}
+
+}  // namespace
+}  // namespace kdp::internal

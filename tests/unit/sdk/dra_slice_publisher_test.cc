@@ -28,6 +28,11 @@ std::vector<DraDevice> Devices(int count, const std::string& model = "A100") {
   return devices;
 }
 
+// The node's pool (an empty name: the node's) holding `devices`.
+std::vector<DraPool> Pool(std::vector<DraDevice> devices) {
+  return {DraPool{.name = {}, .devices = std::move(devices)}};
+}
+
 std::vector<json> Slices(const FakeKubeClient& client) {
   std::vector<json> out;
   for (const auto& [name, slice] : client.slices()) out.push_back(slice);
@@ -140,7 +145,7 @@ class PublisherTest : public ::testing::Test {
     client_->SetObject("/api/v1/nodes/node-1",
                        json::parse(R"({"metadata": {"name": "node-1", "uid": "node-uid"}})"));
   }
-  ResourceSlicePublisher::Options Options() const {
+  SlicePublisher::Options Options() const {
     return {.driver = kDriver,
             .node_name = kNode,
             .initial_backoff = absl::Milliseconds(5),
@@ -150,13 +155,13 @@ class PublisherTest : public ::testing::Test {
 };
 
 TEST_F(PublisherTest, PublishesAtStartAndOnEveryPublish) {
-  ResourceSlicePublisher publisher(Options(), client_);
-  publisher.Start(Devices(1));
+  SlicePublisher publisher(Options(), client_);
+  publisher.Start(Pool(Devices(1)));
   ASSERT_TRUE(publisher.WaitUntilPublished(absl::Seconds(20)));
   std::vector<json> slices = Slices(*client_);
   ASSERT_EQ(slices.size(), 1u);
   EXPECT_EQ(slices[0]["metadata"]["ownerReferences"][0]["uid"], "node-uid");
-  publisher.Publish(Devices(4));
+  publisher.Publish(Pool(Devices(4)));
   ASSERT_TRUE(publisher.WaitUntilPublished(absl::Seconds(20)));
   slices = Slices(*client_);
   EXPECT_EQ(slices[0]["spec"]["devices"].size(), 4u);
@@ -169,8 +174,8 @@ TEST_F(PublisherTest, PublishesAtStartAndOnEveryPublish) {
 
 TEST_F(PublisherTest, RetriesFailuresWithBackoff) {
   client_->FailNext(3, absl::UnavailableError("apiserver down"));
-  ResourceSlicePublisher publisher(Options(), client_);
-  publisher.Start(Devices(2));
+  SlicePublisher publisher(Options(), client_);
+  publisher.Start(Pool(Devices(2)));
   ASSERT_TRUE(publisher.WaitUntilPublished(absl::Seconds(20)));
   EXPECT_EQ(Slices(*client_).size(), 1u);
   EXPECT_GE(client_->requests().size(), 5u);
@@ -178,8 +183,8 @@ TEST_F(PublisherTest, RetriesFailuresWithBackoff) {
 
 TEST_F(PublisherTest, WaitsForTheNode) {
   client_->RemoveObject("/api/v1/nodes/node-1");
-  ResourceSlicePublisher publisher(Options(), client_);
-  publisher.Start(Devices(1));
+  SlicePublisher publisher(Options(), client_);
+  publisher.Start(Pool(Devices(1)));
   EXPECT_FALSE(publisher.WaitUntilPublished(absl::Milliseconds(50)));
   EXPECT_TRUE(client_->slices().empty());
   client_->SetObject("/api/v1/nodes/node-1",
@@ -189,10 +194,10 @@ TEST_F(PublisherTest, WaitsForTheNode) {
 }
 
 TEST_F(PublisherTest, PublishAfterStopIsIgnored) {
-  ResourceSlicePublisher publisher(Options(), client_);
+  SlicePublisher publisher(Options(), client_);
   publisher.Stop();
-  publisher.Publish(Devices(1));
-  publisher.Start(Devices(1));
+  publisher.Publish(Pool(Devices(1)));
+  publisher.Start(Pool(Devices(1)));
   EXPECT_TRUE(client_->requests().empty());
 }
 
