@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
+#include "manager/src/controlplane/scheduling/device_sharing.h"
 #include "manager/src/podmanager/pod_manager.h"
 
 namespace kdp::manager::resourceclaim {
@@ -18,15 +19,6 @@ namespace {
 
 using resourceapi::DeviceTaint;
 using resourceapi::DeviceToleration;
-
-// DeviceToleration.ToleratesTaint (the allocator has the same rule for NoSchedule).
-bool Tolerates(const DeviceToleration& t, const DeviceTaint& taint) {
-  if (!t.effect.empty() && t.effect != taint.effect) return false;
-  if (!t.key.empty() && t.key != taint.key) return false;
-  if (t.operator_ == resourceapi::kTolerationOpExists) return true;
-  return (t.operator_.empty() || t.operator_ == resourceapi::kTolerationOpEqual) &&
-         t.value == taint.value;
-}
 
 // The newest generation's devices of each pool, by "<driver>/<pool>/<device>".
 std::map<std::string, const resourceapi::Device*> CurrentDevices(
@@ -78,7 +70,7 @@ EvictionPlan PlanEvictions(const std::vector<resourceapi::ResourceClaim>& claims
         // Tolerated forever, or until the longest tolerationSeconds of a matching toleration.
         std::optional<absl::Time> evict_at = now;
         for (const DeviceToleration& t : r.tolerations) {
-          if (!Tolerates(t, taint)) continue;
+          if (!scheduling::ToleratesTaint(t, taint)) continue;
           if (!t.toleration_seconds) {
             evict_at.reset();
             break;

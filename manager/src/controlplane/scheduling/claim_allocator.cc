@@ -10,13 +10,12 @@
 #include <utility>
 #include <vector>
 
-#include "absl/random/random.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "manager/src/controlplane/scheduling/cel_subset.h"
+#include "manager/src/controlplane/scheduling/device_sharing.h"
 #include "manager/src/controlplane/scheduling/resource_pools.h"
 
 namespace kdp::manager::scheduling {
@@ -110,108 +109,6 @@ std::string Plural(int64_t n, const std::string& word) {
   return absl::StrCat(n, " ", word, n == 1 ? "" : "s");
 }
 
-// DeviceToleration.ToleratesTaint.
-bool Tolerates(const resourceapi::DeviceToleration& t, const resourceapi::DeviceTaint& taint) {
-  if (!t.effect.empty() && t.effect != taint.effect) return false;
-  if (!t.key.empty() && t.key != taint.key) return false;
-  if (t.operator_ == resourceapi::kTolerationOpExists) return true;
-  if (t.operator_.empty() || t.operator_ == resourceapi::kTolerationOpEqual) {
-    return t.value == taint.value;
-  }
-  return false;
-}
-
-// Every NoSchedule and NoExecute taint of the device tolerated by one of `tolerations`.
-bool AllTaintsTolerated(const resourceapi::Device& device,
-                        const std::vector<resourceapi::DeviceToleration>& tolerations) {
-  for (const resourceapi::DeviceTaint& taint : device.taints) {
-    if (taint.effect == resourceapi::kTaintEffectNone) continue;
-    bool tolerated = false;
-    for (const resourceapi::DeviceToleration& t : tolerations)
-      tolerated = tolerated || Tolerates(t, taint);
-    if (!tolerated) return false;
-  }
-  return true;
-}
-
-std::optional<Quantity> ParseQuantity(const std::optional<std::string>& text) {
-  if (!text) return std::nullopt;
-  absl::StatusOr<Quantity> q = Quantity::Parse(*text);
-  if (!q.ok()) return std::nullopt;
-  return *q;
-}
-
-// Upstream calculateConsumedCapacity: the request's amount (or the policy's default, or the
-// whole capacity) rounded up to the policy's next valid value.
-Quantity ConsumedAmount(const std::optional<Quantity>& requested,
-                        const resourceapi::DeviceCapacity& capacity, const Quantity& value) {
-  const std::optional<resourceapi::CapacityRequestPolicy>& policy = capacity.request_policy;
-  if (!requested) {
-    if (policy) {
-      if (std::optional<Quantity> def = ParseQuantity(policy->default_value)) return *def;
-    }
-    return value;
-  }
-  if (!policy) return *requested;
-  if (policy->valid_range) {
-    std::optional<Quantity> min = ParseQuantity(policy->valid_range->min);
-    if (min) {
-      if (*requested < *min) return *min;
-      std::optional<Quantity> step = ParseQuantity(policy->valid_range->step);
-      if (!step || step->Sign() <= 0) return *requested;
-      const absl::int128 added = requested->nanos() - min->nanos();
-      absl::int128 n = added / step->nanos();
-      if (added % step->nanos() != 0) ++n;
-      return Quantity::FromNanos(min->nanos() + n * step->nanos(), step->format());
-    }
-  }
-  for (const std::string& text : policy->valid_values) {
-    std::optional<Quantity> v = ParseQuantity(text);
-    if (v && *requested <= *v) return *v;
-  }
-  return *requested;
-}
-
-// Upstream violatesPolicy: an amount the policy does not allow (above max, off the step, not one
-// of the valid values).
-bool ViolatesPolicy(const Quantity& amount, const resourceapi::DeviceCapacity& capacity) {
-  if (!capacity.request_policy) return false;
-  const resourceapi::CapacityRequestPolicy& policy = *capacity.request_policy;
-  if (std::optional<Quantity> def = ParseQuantity(policy.default_value); def && *def == amount) {
-    return false;
-  }
-  if (policy.valid_range) {
-    std::optional<Quantity> max = ParseQuantity(policy.valid_range->max);
-    if (max && amount > *max) return true;
-    std::optional<Quantity> min = ParseQuantity(policy.valid_range->min);
-    std::optional<Quantity> step = ParseQuantity(policy.valid_range->step);
-    if (min && step && step->Sign() > 0 && (amount.nanos() - min->nanos()) % step->nanos() != 0) {
-      return true;
-    }
-    return false;
-  }
-  if (policy.valid_values.empty()) return false;
-  for (const std::string& text : policy.valid_values) {
-    if (std::optional<Quantity> v = ParseQuantity(text); v && *v == amount) return false;
-  }
-  return true;
-}
-
-std::string RandomShareId() {
-  static absl::Mutex mu(absl::kConstInit);
-  static absl::BitGen* gen ABSL_GUARDED_BY(mu) = new absl::BitGen();
-  uint64_t hi = 0, lo = 0;
-  {
-    absl::MutexLock lock(&mu);
-    hi = absl::Uniform<uint64_t>(*gen);
-    lo = absl::Uniform<uint64_t>(*gen);
-  }
-  hi = (hi & ~0xF000ULL) | 0x4000ULL;              // version 4
-  lo = (lo & ~(0xC0ULL << 56)) | (0x80ULL << 56);  // RFC 4122 variant
-  return absl::StrFormat("%08x-%04x-%04x-%04x-%012x", hi >> 32, (hi >> 16) & 0xFFFF, hi & 0xFFFF,
-                         lo >> 48, lo & 0xFFFFFFFFFFFFULL);
-}
-
 class ClaimAllocator {
  public:
   ClaimAllocator(const ResourceClaim& claim, const AllocatorInputs& inputs)
@@ -299,31 +196,13 @@ class ClaimAllocator {
   // Taints, and what capacity.requests asks of the device (upstream CmpRequestOverCapacity for a
   // shared device; for an exclusive one, every requested capacity at most the device's).
   void CheckDeviceFits(Alternative& a, size_t c) const {
-    const Candidate& cand = candidates_[c];
-    a.tolerated[c] = AllTaintsTolerated(*cand.device, a.spec->tolerations) ? 1 : 0;
-    const std::map<std::string, std::string>& requests = a.spec->capacity_requests;
-    for (const auto& [name, amount] : requests) {
-      if (cand.capacity.count(name) == 0) return;  // "some requested capacity has not been defined"
-    }
-    if (!cand.shared) {
-      for (const auto& [name, amount] : requests) {
-        std::optional<Quantity> want = ParseQuantity(amount);
-        if (!want || *want > cand.capacity.at(name)) return;
-      }
-      a.capacity_fits[c] = 1;
-      return;
-    }
-    CapacityMap consumption;
-    for (const auto& [name, capacity] : cand.device->capacity) {
-      std::optional<Quantity> requested;
-      if (auto it = requests.find(name); it != requests.end())
-        requested = ParseQuantity(it->second);
-      Quantity amount = ConsumedAmount(requested, capacity, cand.capacity.at(name));
-      if (ViolatesPolicy(amount, capacity) || amount > cand.capacity.at(name)) return;
-      consumption[name] = amount;
-    }
-    a.consumption[c] = std::move(consumption);
-    a.capacity_fits[c] = 1;
+    const resourceapi::Device& device = *candidates_[c].device;
+    a.tolerated[c] = AllTaintsTolerated(device, a.spec->tolerations) ? 1 : 0;
+    std::optional<std::map<std::string, Quantity>> consumption =
+        CapacityConsumption(device, a.spec->capacity_requests);
+    a.capacity_fits[c] = consumption.has_value() ? 1 : 0;
+    if (consumption && device.allow_multiple_allocations)
+      a.consumption[c] = *std::move(consumption);
   }
 
   std::string RequestContext(const std::string& request) const {
@@ -855,45 +734,11 @@ class ClaimAllocator {
             {resourceapi::kConfigSourceFromClaim, config.requests, config.opaque});
       }
     }
-    result.node_selector = ResultNodeSelector();
+    std::vector<std::pair<const resourceapi::ResourceSlice*, const resourceapi::Device*>> devices;
+    for (const auto& [a, c] : chosen_)
+      devices.emplace_back(candidates_[c].slice, candidates_[c].device);
+    result.node_selector = AllocationNodeSelector(devices);
     return result;
-  }
-
-  // Upstream createNodeSelector: this node's name when any device is node-local; else the one
-  // term of every device's nodeSelector merged; unset when all are available on all nodes.
-  std::optional<nlohmann::json> ResultNodeSelector() const {
-    using Json = nlohmann::json;
-    std::optional<Json> merged;
-    for (const auto& [a, c] : chosen_) {
-      const Candidate& cand = candidates_[c];
-      const resourceapi::ResourceSliceSpec& spec = cand.slice->spec;
-      const bool per_device = spec.per_device_node_selection;
-      const std::string node_name =
-          per_device ? cand.device->node_name.value_or("") : spec.node_name;
-      if (!node_name.empty()) {
-        return Json{{"nodeSelectorTerms",
-                     Json::array({{{"matchFields", Json::array({{{"key", "metadata.name"},
-                                                                 {"operator", "In"},
-                                                                 {"values", {node_name}}}})}}})}};
-      }
-      const std::optional<Json>& selector =
-          per_device ? cand.device->node_selector : spec.node_selector;
-      if (!selector) continue;
-      const Json* terms =
-          selector->contains("nodeSelectorTerms") ? &(*selector)["nodeSelectorTerms"] : nullptr;
-      if (terms == nullptr || !terms->is_array() || terms->empty()) continue;
-      const Json& term = (*terms)[0];
-      if (!merged) {
-        merged = Json{{"nodeSelectorTerms", Json::array({term})}};
-        continue;
-      }
-      Json& into = (*merged)["nodeSelectorTerms"][0];
-      for (const char* key : {"matchExpressions", "matchFields"}) {
-        if (!term.contains(key) || !term[key].is_array()) continue;
-        for (const Json& r : term[key]) into[key].push_back(r);
-      }
-    }
-    return merged;
   }
 
   const ResourceClaim& claim_;

@@ -105,4 +105,37 @@ std::vector<ResourcePoolView> GatherPools(const NodeView& node,
   return result;
 }
 
+std::optional<nlohmann::json> AllocationNodeSelector(
+    const std::vector<std::pair<const resourceapi::ResourceSlice*, const resourceapi::Device*>>&
+        devices) {
+  using Json = nlohmann::json;
+  std::optional<Json> merged;
+  for (const auto& [slice, device] : devices) {
+    const resourceapi::ResourceSliceSpec& spec = slice->spec;
+    const bool per_device = spec.per_device_node_selection;
+    const std::string node_name = per_device ? device->node_name.value_or("") : spec.node_name;
+    if (!node_name.empty()) {
+      return Json{{"nodeSelectorTerms",
+                   Json::array({{{"matchFields", Json::array({{{"key", "metadata.name"},
+                                                               {"operator", "In"},
+                                                               {"values", {node_name}}}})}}})}};
+    }
+    const std::optional<Json>& selector = per_device ? device->node_selector : spec.node_selector;
+    if (!selector || !selector->contains("nodeSelectorTerms")) continue;
+    const Json& terms = selector->at("nodeSelectorTerms");
+    if (!terms.is_array() || terms.empty()) continue;
+    const Json& term = terms[0];
+    if (!merged) {
+      merged = Json{{"nodeSelectorTerms", Json::array({term})}};
+      continue;
+    }
+    Json& into = (*merged)["nodeSelectorTerms"][0];
+    for (const char* key : {"matchExpressions", "matchFields"}) {
+      if (!term.contains(key) || !term[key].is_array()) continue;
+      for (const Json& r : term[key]) into[key].push_back(r);
+    }
+  }
+  return merged;
+}
+
 }  // namespace kdp::manager::scheduling

@@ -19,8 +19,10 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "manager/src/controlplane/resourceapi/types.h"
@@ -56,6 +58,14 @@ std::vector<ResourcePoolView> GatherPools(const NodeView& node,
 // perDeviceNodeSelection, then by the device's nodeName, allNodes or nodeSelector.
 bool DeviceAvailableOn(const resourceapi::ResourceSlice& slice, const resourceapi::Device& device,
                        const NodeView& node);
+
+// Upstream createNodeSelector, for an allocation of `devices` (each with its slice): this node's
+// name (matchFields metadata.name In [name]) when any device is node-local (its slice's nodeName,
+// or its own under perDeviceNodeSelection); else the one term of every device's nodeSelector
+// merged into one; unset when all are available on all nodes.
+std::optional<nlohmann::json> AllocationNodeSelector(
+    const std::vector<std::pair<const resourceapi::ResourceSlice*, const resourceapi::Device*>>&
+        devices);
 
 }  // namespace kdp::manager::scheduling
 
