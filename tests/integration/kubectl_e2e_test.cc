@@ -21,6 +21,7 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kdp/resource_slice_publisher.h"
 #include "tests/integration/dra_fixture.h"
 #include "tests/testing/subprocess.h"
 #include "tests/testing/wait.h"
@@ -546,6 +547,58 @@ TEST_F(KubectlE2E, TwoClaimsShareOneGpuEachWithItsOwnShareId) {
     EXPECT_THAT(specs, HasSubstr(absl::StrCat("GPU_DEVICE_0_SHARE_ID=", share)));
   }
   EXPECT_THAT(specs, HasSubstr("GPU_DEVICE_0_MEMORY=4Gi"));
+}
+
+// Issue 18, network-attached devices and taints: a controller process (kdp::ResourceSlicePublisher,
+// no node) publishes an allNodes pool of two NICs, one tainted NoSchedule; kubectl shows the pool;
+// a claim without a toleration is never allocated the tainted NIC, and one whose request
+// tolerates the taint gets past allocation (it then fails only for want of a driver to prepare).
+TEST_F(KubectlE2E, AControllerPublishesANetworkPoolAndATaintedDeviceNeedsAToleration) {
+  ASSERT_NO_FATAL_FAILURE(StartDraManager());
+  absl::StatusOr<std::unique_ptr<kdp::ResourceSlicePublisher>> publisher =
+      kdp::ResourceSlicePublisher::Create(
+          {.driver = "fabric.example.com", .kubeconfig = Kubeconfig()});
+  ASSERT_TRUE(publisher.ok()) << publisher.status();
+  kdp::DraDevice tainted{.name = "nic-0", .attributes = {{"rdma", true}}};
+  tainted.taints.push_back(
+      {.key = "example.com/maintenance", .effect = kdp::TaintEffect::kNoSchedule});
+  kdp::DraDevice other{.name = "nic-1", .attributes = {{"rdma", false}}};
+  ASSERT_TRUE((*publisher)
+                  ->Publish({kdp::DraPool{
+                      .name = "fabric", .devices = {tainted, other}, .all_nodes = true}})
+                  .ok());
+  ASSERT_TRUE((*publisher)->WaitUntilPublished(absl::Seconds(30))) << DriverLogs();
+  const std::string kubectl = versions_.back();
+  CommandResult yaml = Kubectl(kubectl, {"get", "resourceslices", "-o", "yaml"});
+  ASSERT_EQ(yaml.exit_code, 0) << yaml.err;
+  EXPECT_THAT(yaml.out, HasSubstr("allNodes: true"));
+  EXPECT_THAT(yaml.out, HasSubstr("key: example.com/maintenance"));
+  EXPECT_THAT(yaml.out, HasSubstr("effect: NoSchedule"));
+  EXPECT_THAT(yaml.out, HasSubstr("timeAdded:"));  // stamped by the SDK
+
+  const std::string rdma = "device.attributes[\"fabric.example.com\"].rdma";
+  const std::string tolerating = absl::StrCat(
+      "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata:\n  name: tolerating\n"
+      "  namespace: default\nspec:\n  spec:\n    devices:\n      requests:\n      - name: gpus\n"
+      "        exactly:\n          deviceClassName: fabric.example.com\n          selectors:\n"
+      "          - cel:\n              expression: '",
+      rdma,
+      "'\n          tolerations:\n"
+      "          - key: example.com/maintenance\n            operator: Exists\n");
+  KdpctlResult objects = Apply(
+      absl::StrCat(DeviceClass("fabric.example.com", "fabric.example.com"), "---\n",
+                   ClaimTemplate("rdma", 1, rdma, "fabric.example.com"), "---\n", tolerating));
+  ASSERT_EQ(objects.exit_code, 0) << objects.out << objects.err;
+
+  nlohmann::json refused = ApplyPod(ClaimPod("untolerating", "rdma"));
+  EXPECT_EQ(refused["admitted"], false) << refused;
+  EXPECT_EQ(refused["reason"], "FailedScheduling") << refused;
+  EXPECT_THAT(refused.value("message", ""), HasSubstr("1 tainted without a matching toleration"));
+  nlohmann::json allocated = ApplyPod(ClaimPod("tolerating", "tolerating"));
+  EXPECT_EQ(allocated["admitted"], false) << allocated;  // no driver serves fabric.example.com
+  EXPECT_THAT(allocated.value("message", ""), Not(HasSubstr("tainted"))) << allocated;
+  EXPECT_THAT(allocated.value("message", ""), HasSubstr("fabric.example.com")) << allocated;
+  (*publisher)->Stop();
 }
 
 }  // namespace
