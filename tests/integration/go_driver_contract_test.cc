@@ -136,27 +136,29 @@ class GoDriverContract : public DraE2ETest {
                   "--topology-xml", Fixture()});
   }
 
-  GoStyleDriver* StartGoDriver(GoApiFlavour flavour, std::vector<GoDevice> devices = Gpus(4)) {
-    drivers_.push_back(
-        std::make_unique<GoStyleDriver>(GoStyleDriverOptions{.driver_name = kDriver,
-                                                             .node_name = kNode,
-                                                             .kubelet_root = Root(),
-                                                             .flavour = flavour,
-                                                             .devices = std::move(devices),
-                                                             .binary_name = "gpu-kubelet-plugin"}));
+  GoStyleDriver* StartGoDriver(GoApiFlavour flavour, std::vector<GoDevice> devices = Gpus(4),
+                               std::vector<GoCounterSet> counter_sets = {}) {
+    drivers_.push_back(std::make_unique<GoStyleDriver>(
+        GoStyleDriverOptions{.driver_name = kDriver,
+                             .node_name = kNode,
+                             .kubelet_root = Root(),
+                             .flavour = flavour,
+                             .devices = std::move(devices),
+                             .counter_sets = std::move(counter_sets),
+                             .binary_name = "gpu-kubelet-plugin"}));
     absl::Status started = drivers_.back()->Start();
     EXPECT_TRUE(started.ok()) << started;
     return drivers_.back().get();
   }
 
-  // Published, and the POST that published is in the driver's call log: the informer may see
-  // the slice before the driver has read the POST's response and recorded the call.
-  bool WaitPublished(const GoStyleDriver& driver) {
+  // Published, and the `posts` POSTs that published are in the driver's call log: the informer
+  // may see a slice before the driver has read the POST's response and recorded the call.
+  bool WaitPublished(const GoStyleDriver& driver, int posts = 1) {
     return WaitUntil([&] {
       if (!driver.registered() || !driver.published()) return false;
       const std::vector<ApiCall> calls = driver.calls();
-      return std::any_of(calls.begin(), calls.end(),
-                         [](const ApiCall& call) { return call.method == "POST"; });
+      return std::count_if(calls.begin(), calls.end(),
+                           [](const ApiCall& call) { return call.method == "POST"; }) >= posts;
     });
   }
 
@@ -384,6 +386,102 @@ TEST_F(GoDriverContract, V1DriverPublishesPreparesAndUnpreparesAsTheContractSays
   ASSERT_NO_FATAL_FAILURE(AdmitPrepareAndDelete(*driver, "v1"));
 }
 
+// NVIDIA's driver against a 1.35 API server publishes MIG devices as partitionable devices: the
+// counter set of each GPU in a slice of its own, the GPU and its MIG devices (consuming the
+// counters) in another, both with resourceSliceCount 2, as protobuf. The manager stores both and
+// allocates from them: two 3g.40gb devices fit on the GPU together, the whole GPU then does not.
+TEST_F(GoDriverContract, SplitSlicesWithCountersArePublishedAndAllocatedFrom) {
+  ASSERT_NO_FATAL_FAILURE(StartGoManager());
+  auto device = [](std::string name, std::string profile, std::string memory, std::string slices) {
+    GoDevice d{.name = std::move(name),
+               .ints = {{"index", 0}},
+               .strings = {{"profile", std::move(profile)}},
+               .capacity = {{"memory", memory}}};
+    d.counter_set = "gpu-0-counter-set";
+    d.consumes = {{"memory", memory}, {"multiprocessors", std::move(slices)}};
+    return d;
+  };
+  GoStyleDriver* driver =
+      StartGoDriver(GoApiFlavour::kV1,
+                    {device("gpu-0", "whole", "80Gi", "98"),
+                     device("gpu-0-mig-3g-40gb-0", "3g.40gb", "40Gi", "42"),
+                     device("gpu-0-mig-3g-40gb-1", "3g.40gb", "40Gi", "42")},
+                    {GoCounterSet{.name = "gpu-0-counter-set",
+                                  .counters = {{"memory", "80Gi"}, {"multiprocessors", "98"}}}});
+  ASSERT_TRUE(WaitPublished(*driver, /*posts=*/2)) << Diagnostics(*driver);
+  const std::vector<ApiCall> calls = driver->calls();
+  int posts = 0;
+  for (const ApiCall& call : calls) {
+    if (call.method != "POST") continue;
+    ++posts;
+    EXPECT_EQ(call.content_type, "application/vnd.kubernetes.protobuf");
+    EXPECT_EQ(call.status, 201) << call.response;
+  }
+  EXPECT_EQ(posts, 2) << Diagnostics(*driver);
+  HttpResponse list = Api("GET", "/apis/resource.k8s.io/v1/resourceslices");
+  ASSERT_EQ(list.status, 200) << list.body;
+  ASSERT_THAT(list.json["items"], SizeIs(2)) << list.body;
+  int counter_slices = 0;
+  for (const auto& item : list.json["items"]) {
+    const nlohmann::json& spec = item["spec"];
+    EXPECT_EQ(spec["pool"]["resourceSliceCount"], 2) << item.dump();
+    if (spec.contains("sharedCounters")) {
+      ++counter_slices;
+      EXPECT_FALSE(spec.contains("devices")) << item.dump();
+      EXPECT_EQ(spec["sharedCounters"][0]["counters"]["multiprocessors"]["value"], "98");
+    } else {
+      EXPECT_EQ(spec["devices"][1]["consumesCounters"][0]["counterSet"], "gpu-0-counter-set");
+    }
+  }
+  EXPECT_EQ(counter_slices, 1);
+
+  const std::string profile = "device.attributes[\"gpu.go.example.com\"].profile";
+  KdpctlResult objects =
+      Apply(absl::StrCat(DeviceClass(kDriver, kDriver), "---\n",
+                         ClaimTemplate("migs", 2, profile + " == \"3g.40gb\"", kDriver), "---\n",
+                         ClaimTemplate("whole", 1, profile + " == \"whole\"", kDriver)));
+  ASSERT_EQ(objects.exit_code, 0) << objects.out << objects.err;
+  nlohmann::json migs = ApplyPod(ClaimPod("migs", "migs"));
+  ASSERT_EQ(migs.value("admitted", false), true) << migs.dump() << Diagnostics(*driver);
+  EXPECT_EQ(driver->prepared_claims().size(), 1u);  // prepared by the Go-style driver
+  nlohmann::json whole = ApplyPod(ClaimPod("whole", "whole"));
+  EXPECT_EQ(whole.value("admitted", true), false) << whole.dump();
+  EXPECT_THAT(whole.value("message", ""), HasSubstr("without enough capacity or shared counters"));
+  ASSERT_EQ(Kdpctl({"delete", "pod", "migs"}).exit_code, 0);
+  nlohmann::json whole_again = ApplyPod(ClaimPod("whole-2", "whole"));
+  EXPECT_EQ(whole_again.value("admitted", false), true)
+      << whole_again.dump() << Diagnostics(*driver);
+}
+
+// A device that gains a NoExecute taint while a pod holds it: the manager evicts the pod (the
+// device taint eviction controller's job) through the kubelet's path, so the driver is asked to
+// unprepare the claim, and the pod is gone.
+TEST_F(GoDriverContract, ANoExecuteTaintEvictsThePodAndTheDriverUnprepares) {
+  ASSERT_NO_FATAL_FAILURE(StartGoManager());
+  GoStyleDriver* driver = StartGoDriver(GoApiFlavour::kV1, Gpus(2));
+  ASSERT_TRUE(WaitPublished(*driver)) << Diagnostics(*driver);
+  const nlohmann::json pod = AdmitPod("evicted", 1);
+  ASSERT_EQ(pod.value("admitted", false), true) << pod.dump() << Diagnostics(*driver);
+  const std::string device = pod["claims"][0]["devices"][0]["device"];
+  const std::string claim_uid = pod["claims"][0]["claim_uid"];
+  ASSERT_EQ(driver->prepared_claims().count(claim_uid), 1u);
+
+  std::vector<GoDevice> tainted = Gpus(2);
+  for (GoDevice& d : tainted) {
+    if (d.name == device) d.taints = {{"example.com/xid-79", "NoExecute"}};
+  }
+  driver->UpdateDevices(tainted);
+  ASSERT_TRUE(WaitUntil([&] { return ListedPods().count("evicted") == 0; }, absl::Seconds(20)))
+      << Diagnostics(*driver);
+  EXPECT_TRUE(WaitUntil([&] { return driver->prepared_claims().count(claim_uid) == 0; }))
+      << Diagnostics(*driver);
+  EXPECT_THAT(driver->unprepared(), Contains(HasSubstr(claim_uid)));
+  // A new pod is allocated the untainted GPU only.
+  const nlohmann::json next = AdmitPod("next", 1);
+  ASSERT_EQ(next.value("admitted", false), true) << next.dump();
+  EXPECT_NE(next["claims"][0]["devices"][0]["device"], device);
+}
+
 TEST_F(GoDriverContract, UpdatedDevicesArePutAsProtobufAndSeenModified) {
   ASSERT_NO_FATAL_FAILURE(StartGoManager());
   GoStyleDriver* driver = StartGoDriver(GoApiFlavour::kV1);
@@ -492,9 +590,16 @@ TEST_F(GoDriverContract, RestartedManagerWipesTheSliceAndTheDriverPublishesItAga
   ASSERT_NO_FATAL_FAILURE(StartGoManager());
   const absl::Time restarted = absl::Now();
   // The start wiped the slice; the informer reconnects, sees it gone and the driver re-creates.
+  // The informer may see the new slice before the driver has read the POST's answer and recorded
+  // the call: wait for both.
+  auto post_count = [&] {
+    const std::vector<ApiCall> calls = driver->calls();
+    return std::count_if(calls.begin(), calls.end(),
+                         [](const ApiCall& c) { return c.method == "POST"; });
+  };
   ASSERT_TRUE(WaitUntil([&] {
     const std::map<std::string, nlohmann::json> slices = driver->slices();
-    return driver->published() && slices.count(old_name) == 0;
+    return driver->published() && slices.count(old_name) == 0 && post_count() >= 2;
   })) << Diagnostics(*driver);
   EXPECT_LT(absl::Now() - restarted, absl::Seconds(10));
   const std::vector<InformerEvent> events = driver->events();

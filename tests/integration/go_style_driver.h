@@ -35,6 +35,8 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -74,6 +76,10 @@ struct GoStyleDriverOptions {
   std::string kubeconfig = {};
   GoApiFlavour flavour = GoApiFlavour::kV1;
   std::vector<GoDevice> devices = {};
+  // Shared counter sets of the pool (kV1 only). When set, the pool has two slices, as NVIDIA's
+  // driver publishes MIG devices against a 1.35 API server: one with only the counter sets, one
+  // with the devices (consuming them); both with resourceSliceCount 2.
+  std::vector<GoCounterSet> counter_sets = {};
   // metadata.generateName of the slice; "": "00000-<driver>-<node>-" (kV1) or
   // "<node>-<driver>-" (kV1beta1Only).
   std::string generate_name = {};
@@ -248,17 +254,22 @@ class GoStyleDriver final : private GoDriverHandler {
   }
   // The API version the informer settled on ("" before).
   std::string api_version() const { return reflector_ ? reflector_->version() : ""; }
-  // True when the informer holds exactly one slice of this driver, with the current devices.
+  // True when the informer holds the driver's slices (one, or the counter slice and the device
+  // slice), the device slice with the current devices.
   bool published() const ABSL_LOCKS_EXCLUDED(mu_) {
     std::map<std::string, nlohmann::json> slices = this->slices();
-    if (slices.size() != 1) return false;
+    if (slices.size() != (options_.counter_sets.empty() ? 1u : 2u)) return false;
     std::vector<GoDevice> devices;
     {
       absl::MutexLock lock(&mu_);
       devices = devices_;
     }
-    return DevicesMatch(slices.begin()->second.value("spec", nlohmann::json()), devices,
-                        api_version());
+    for (const auto& [name, slice] : slices) {
+      const nlohmann::json spec = slice.value("spec", nlohmann::json());
+      if (IsCounterSlice(spec)) continue;
+      return DevicesMatch(spec, devices, api_version());
+    }
+    return false;
   }
   // True once the manager's NotifyRegistrationStatus said registered.
   bool registered() const {
@@ -318,8 +329,12 @@ class GoStyleDriver final : private GoDriverHandler {
 
   void OnInformerChange(const InformerEvent& event) ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
-    if (!pending_create_.empty() && event.name == pending_create_) pending_create_.clear();
+    pending_creates_.erase(event.name);
     dirty_ = true;
+  }
+
+  static bool IsCounterSlice(const nlohmann::json& spec) {
+    return spec.is_object() && spec.contains("sharedCounters");
   }
 
   void ControllerLoop() ABSL_LOCKS_EXCLUDED(mu_) {
@@ -367,43 +382,68 @@ class GoStyleDriver final : private GoDriverHandler {
       absl::MutexLock lock(&mu_);
       node_uid_ = node_uid;
     }
-    const std::map<std::string, nlohmann::json> slices = reflector_->slices();
     const std::string path = absl::StrCat("/apis/resource.k8s.io/", version, "/resourceslices");
-    if (slices.empty()) {
-      {
-        absl::MutexLock lock(&mu_);
-        if (!pending_create_.empty()) return absl::OkStatus();  // the informer has not seen it yet
+    const bool split = !options_.counter_sets.empty();
+    spec.slice_count = split ? 2 : 1;
+    std::optional<std::pair<std::string, nlohmann::json>> device_slice;
+    bool have_counters = false;
+    const std::map<std::string, nlohmann::json> slices = reflector_->slices();
+    for (const auto& [name, slice] : slices) {
+      if (IsCounterSlice(slice.value("spec", nlohmann::json()))) {
+        have_counters = true;
+      } else {
+        device_slice.emplace(name, slice);
       }
-      nlohmann::json meta = {{"generateName", options_.generate_name},
-                             {"ownerReferences",
-                              {{{"apiVersion", "v1"},
-                                {"kind", "Node"},
-                                {"name", options_.node_name},
-                                {"uid", node_uid},
-                                {"controller", true}}}}};
-      ApiResponse created = Write("POST", path, version, meta, spec);
-      if (created.status != 201) {
-        return absl::UnavailableError(absl::StrCat("create ResourceSlice: ", created.status, " ",
-                                                   created.body, created.error));
-      }
-      CheckEcho(created.json, spec, version);
-      absl::MutexLock lock(&mu_);
-      pending_create_ = created.json["metadata"].value("name", "");
-      return absl::OkStatus();
     }
-    const nlohmann::json& current = slices.begin()->second;
+    {
+      // A POSTed slice the informer has not seen yet is pending (the informer may also have seen
+      // it before the POST's answer was read: then it is not).
+      absl::MutexLock lock(&mu_);
+      for (const auto& [name, slice] : slices) pending_creates_.erase(name);
+      if (!pending_creates_.empty()) return absl::OkStatus();
+    }
+    const nlohmann::json meta = {{"generateName", options_.generate_name},
+                                 {"ownerReferences",
+                                  {{{"apiVersion", "v1"},
+                                    {"kind", "Node"},
+                                    {"name", options_.node_name},
+                                    {"uid", node_uid},
+                                    {"controller", true}}}}};
+    if (split && !have_counters) {
+      GoSliceSpec counters = spec;
+      counters.devices.clear();
+      counters.counter_sets = options_.counter_sets;
+      if (absl::Status s = Create(path, version, meta, counters); !s.ok()) return s;
+    }
+    if (!device_slice) return Create(path, version, meta, spec);
+    const nlohmann::json& current = device_slice->second;
     if (DevicesMatch(current.value("spec", nlohmann::json()), spec.devices, version)) {
       return absl::OkStatus();
     }
     // "Kept generation because at most one update API call is necessary".
     spec.pool_generation = current["spec"]["pool"].value("generation", int64_t{1});
-    ApiResponse updated = Write("PUT", absl::StrCat(path, "/", slices.begin()->first), version,
+    ApiResponse updated = Write("PUT", absl::StrCat(path, "/", device_slice->first), version,
                                 current.value("metadata", nlohmann::json::object()), spec);
     if (updated.status != 200) {
       return absl::UnavailableError(
           absl::StrCat("update ResourceSlice: ", updated.status, " ", updated.body, updated.error));
     }
     CheckEcho(updated.json, spec, version);
+    return absl::OkStatus();
+  }
+
+  // POSTs one slice; its name is pending until the informer sees it.
+  absl::Status Create(const std::string& path, const std::string& version,
+                      const nlohmann::json& meta, const GoSliceSpec& spec)
+      ABSL_LOCKS_EXCLUDED(mu_) {
+    ApiResponse created = Write("POST", path, version, meta, spec);
+    if (created.status != 201) {
+      return absl::UnavailableError(
+          absl::StrCat("create ResourceSlice: ", created.status, " ", created.body, created.error));
+    }
+    CheckEcho(created.json, spec, version);
+    absl::MutexLock lock(&mu_);
+    pending_creates_.insert(created.json["metadata"].value("name", ""));
     return absl::OkStatus();
   }
 
@@ -543,7 +583,7 @@ class GoStyleDriver final : private GoDriverHandler {
   bool dirty_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<GoDevice> devices_ ABSL_GUARDED_BY(mu_);
   std::string node_uid_ ABSL_GUARDED_BY(mu_);
-  std::string pending_create_ ABSL_GUARDED_BY(mu_);  // POSTed, not yet seen by the informer
+  std::set<std::string> pending_creates_ ABSL_GUARDED_BY(mu_);  // POSTed, not seen by the informer
   std::string claim_version_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, GoDeviceHealth> health_ ABSL_GUARDED_BY(mu_);
   int64_t health_version_ ABSL_GUARDED_BY(mu_) = 0;

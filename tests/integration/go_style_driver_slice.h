@@ -16,6 +16,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/time/time.h"
@@ -35,14 +36,30 @@ struct GoDevice {
   std::map<std::string, std::string> strings = {};
   std::map<std::string, std::string> versions = {};  // semantic versions, "1.2.3"
   std::map<std::string, std::string> capacity = {};  // "80Gi"
+  // consumesCounters: what the device takes of one counter set of the pool (partitionable
+  // devices, as NVIDIA's driver publishes MIG devices against 1.35); empty: none.
+  std::string counter_set = {};
+  std::map<std::string, std::string> consumes = {};  // counter -> quantity
+  // taints (v1 only): key and effect ("NoSchedule", "NoExecute", "None"), as a driver that taints
+  // a broken device publishes them.
+  std::vector<std::pair<std::string, std::string>> taints = {};
 };
 
-// The spec of the driver's one slice (one pool named after the node, one slice in it).
+// One shared counter set (sharedCounters[]): name and counter -> quantity.
+struct GoCounterSet {
+  std::string name = {};
+  std::map<std::string, std::string> counters = {};
+};
+
+// The spec of one slice of the driver's pool (named after the node): its devices, or (1.35) its
+// shared counter sets in a slice of their own; `slice_count` is the pool's resourceSliceCount.
 struct GoSliceSpec {
   std::string driver = {};
   std::string node = {};
   int64_t pool_generation = 1;
   std::vector<GoDevice> devices = {};
+  std::vector<GoCounterSet> counter_sets = {};  // v1 only
+  int64_t slice_count = 1;
 };
 
 // The v1 JSON of a device's attributes and capacity, as the API answers them:
@@ -59,7 +76,8 @@ inline nlohmann::json DeviceAttributesJson(const GoDevice& device) {
 }
 
 // True when `spec` (a ResourceSlice's JSON spec in `version`) has exactly the devices `devices`
-// by name, each with exactly the given attributes and capacities (other fields are not compared:
+// by name, each with exactly the given attributes, capacities and taints (other fields are not
+// compared:
 // the server may default some, as the helper's controller tolerates).
 inline bool DevicesMatch(const nlohmann::json& spec, const std::vector<GoDevice>& devices,
                          std::string_view version) {
@@ -79,6 +97,14 @@ inline bool DevicesMatch(const nlohmann::json& spec, const std::vector<GoDevice>
         return fields.is_object() && fields.contains(key) ? fields[key] : nlohmann::json::object();
       };
       found = map_of("attributes") == want["attributes"] && map_of("capacity") == want["capacity"];
+      // Taints (key and effect) as the driver sent them; a server may add timeAdded.
+      std::vector<std::pair<std::string, std::string>> taints;
+      if (fields.is_object() && fields.contains("taints") && fields["taints"].is_array()) {
+        for (const auto& taint : fields["taints"]) {
+          taints.emplace_back(taint.value("key", ""), taint.value("effect", ""));
+        }
+      }
+      found = found && taints == device.taints;
       break;
     }
     if (!found) return false;
@@ -177,12 +203,30 @@ inline std::string EncodeSliceBody(std::string_view version, const nlohmann::jso
   out->set_driver(spec.driver);
   out->mutable_pool()->set_name(spec.node);
   out->mutable_pool()->set_generation(spec.pool_generation);
-  out->mutable_pool()->set_resourceslicecount(1);
+  out->mutable_pool()->set_resourceslicecount(spec.slice_count);
   out->set_nodename(spec.node);  // *string in v1: written because it is set
   for (const GoDevice& device : spec.devices) {
     pb::Device* d = out->add_devices();
     d->set_name(device.name);
     go_slice_internal::FillDeviceFields(device, d->mutable_attributes(), d->mutable_capacity());
+    for (const auto& [key, effect] : device.taints) {
+      pb::DeviceTaint* taint = d->add_taints();
+      taint->set_key(key);
+      taint->set_effect(effect);
+    }
+    if (device.counter_set.empty()) continue;
+    pb::DeviceCounterConsumption* consumption = d->add_consumescounters();
+    consumption->set_counterset(device.counter_set);
+    for (const auto& [name, value] : device.consumes) {
+      (*consumption->mutable_counters())[name].mutable_value()->set_string(value);
+    }
+  }
+  for (const GoCounterSet& set : spec.counter_sets) {
+    pb::CounterSet* shared = out->add_sharedcounters();
+    shared->set_name(set.name);
+    for (const auto& [name, value] : set.counters) {
+      (*shared->mutable_counters())[name].mutable_value()->set_string(value);
+    }
   }
   return ProtobufBody(api_version, "ResourceSlice", slice);
 }
