@@ -142,6 +142,9 @@ TEST_F(PluginManagerTest, RegistersSocketCreatedAfterStartAndListsIt) {
   ASSERT_TRUE(plugin->Serve(Sock("late.sock")));
   ASSERT_TRUE(WaitForChanges({"register late.example.com " + Sock("late.sock")}));
 
+  // The handler hears of the plugin before the manager lists it (it records the plugin once the
+  // handler accepted it): wait for the listing too.
+  ASSERT_TRUE(WaitUntil([&] { return manager_.Registered().size() == 1; }, absl::Seconds(10)));
   std::vector<RegisteredPlugin> registered = manager_.Registered();
   ASSERT_EQ(registered.size(), 1u);
   EXPECT_EQ(registered[0].type, "TestPlugin");
