@@ -34,8 +34,8 @@ inline constexpr char kJsonMediaType[] = "application/json";
 // (SetDefaults_ExactDeviceRequest), a toleration's empty operator becomes "Equal"
 // (SetDefaults_DeviceToleration); every quantity of a slice (capacities, their requestPolicy,
 // shared counters, counter consumption) and of a request's capacity.requests is rewritten in
-// canonical form ("1000" -> "1k", as Quantity.String writes them). Values of the wrong type are left for
-// Decode* to report. Never fails.
+// canonical form ("1000" -> "1k", as Quantity.String writes them). Values of the wrong type are
+// left for Decode* to report. Never fails.
 void Normalize(Kind kind, nlohmann::json* object);
 
 // Decode and validate a v1 object of the kind (metadata included: name rules, namespace).

@@ -199,7 +199,7 @@ class ClaimAllocator {
     const resourceapi::Device& device = *candidates_[c].device;
     a.tolerated[c] = AllTaintsTolerated(device, a.spec->tolerations) ? 1 : 0;
     std::optional<std::map<std::string, Quantity>> consumption =
-        CapacityConsumption(device, a.spec->capacity_requests);
+        CapacityConsumption(device, candidates_[c].capacity, a.spec->capacity_requests);
     a.capacity_fits[c] = consumption.has_value() ? 1 : 0;
     if (consumption && device.allow_multiple_allocations)
       a.consumption[c] = *std::move(consumption);

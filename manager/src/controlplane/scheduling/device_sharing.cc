@@ -114,11 +114,8 @@ std::string RandomShareId() {
 }
 
 std::optional<std::map<std::string, Quantity>> CapacityConsumption(
-    const resourceapi::Device& device, const std::map<std::string, std::string>& requests) {
-  std::map<std::string, Quantity> values;
-  for (const auto& [name, capacity] : device.capacity) {
-    values[name] = ParseQuantity(capacity.value).value_or(Quantity());
-  }
+    const resourceapi::Device& device, const std::map<std::string, Quantity>& values,
+    const std::map<std::string, std::string>& requests) {
   for (const auto& [name, amount] : requests) {
     if (values.count(name) == 0) return std::nullopt;
   }

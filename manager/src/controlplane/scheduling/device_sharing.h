@@ -47,9 +47,11 @@ bool ViolatesPolicy(const Quantity& amount, const resourceapi::DeviceCapacity& c
 // allowMultipleAllocations every capacity's ConsumedAmount; for another device nothing (an empty
 // map), but each requested capacity must be at most the device's. nullopt when the request names
 // a capacity the device lacks ("some requested capacity has not been defined"), the policy refuses
-// the amount, or it exceeds the capacity.
+// the amount, or it exceeds the capacity. `values` are the device's capacities, parsed (the
+// allocator parses them once per device, not once per request and device).
 std::optional<std::map<std::string, Quantity>> CapacityConsumption(
-    const resourceapi::Device& device, const std::map<std::string, std::string>& requests);
+    const resourceapi::Device& device, const std::map<std::string, Quantity>& values,
+    const std::map<std::string, std::string>& requests);
 
 // A new shareID: a random UUID (version 4), as upstream's allocator makes them.
 std::string RandomShareId();
