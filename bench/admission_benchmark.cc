@@ -15,15 +15,20 @@
 // its compaction never runs during another figure, while those inside it count. A breakdown of
 // where the time goes follows, timed from outside the manager's code.
 //
+// A second family, kdp/inventory_admit_then_delete/<devices>: admissions/s from nodes with no other
+// pod whose one resource has 10, 1,000 or 10,000 devices (the default device choice), and the ratio
+// 10 / 10,000 devices (issue 19: choosing must not cost O(devices)).
+//
 // Usage: admission_benchmark [--benchmark_* flags] [--kdp_dir=DIR] [--kdp_skip_breakdown]
+//                            [--kdp_inventory_only]
 // --kdp_dir: where the temporary state directory goes (default $TMPDIR, else /tmp); not tmpfs.
+// --kdp_inventory_only: only the inventory family (no state-size nodes, floors or breakdown).
 // Exit status: 0 when everything was measured (a missed target is reported, not an error), 1 when
 // a measurement could not be made, 2 on a bad argument. docs/benchmarks.md has our figures.
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -34,7 +39,6 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <numeric>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -47,7 +51,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "bench/bench_stats.h"
 #include "bench/bench_temp_dir.h"
+#include "bench/summary_reporter.h"
 #include "common/durable_file.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
@@ -76,6 +82,11 @@ constexpr char kFillerPrefix[] = "example.com/filler-";
 constexpr int kFillerResources = 20;
 constexpr int kFillerDevicesEach = 512;
 constexpr int kStateSizes[] = {10, 1'000, 10'000};
+// The inventory family: one resource of this many devices per node, no pod admitted beforehand.
+constexpr char kInventoryResource[] = "example.com/inventory";
+constexpr int kInventorySizes[] = {10, 1'000, 10'000};
+// Admissions/s at 10 devices over those at 10,000: at most this (the choice is O(1) in devices).
+constexpr double kInventoryRatioTarget = 1.5;
 // main.cc's default --compaction-delay.
 constexpr absl::Duration kCompactionDelay = absl::Seconds(1);
 // Wall time of admissions (each followed by its deletion) per repetition, and the fewest.
@@ -91,30 +102,11 @@ constexpr char kKubeletName[] = "kubelet/encode_and_write_checkpoint/10000";
 
 std::string FillerResource(int k) { return absl::StrFormat("%s%02d", kFillerPrefix, k); }
 std::string AdmissionName(int pods) { return absl::StrCat("kdp/admit_then_delete/", pods); }
-
-double Micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+std::string InventoryName(int devices) {
+  return absl::StrCat("kdp/inventory_admit_then_delete/", devices);
+}
 
 // CPU time of the calling thread so far, µs.
-double ThreadCpuMicros() {
-  timespec now{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-  return static_cast<double>(now.tv_sec) * 1e6 + static_cast<double>(now.tv_nsec) / 1e3;
-}
-
-struct Stats {
-  double mean = 0, p50 = 0, p99 = 0;
-};
-
-Stats Summarize(std::vector<double> values) {
-  Stats stats;
-  if (values.empty()) return stats;
-  stats.mean =
-      std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
-  std::sort(values.begin(), values.end());
-  stats.p50 = values[values.size() / 2];
-  stats.p99 = values[std::min(values.size() - 1, values.size() * 99 / 100)];
-  return stats;
-}
 
 // The /proc/mounts line ("device mount-point type ...") of the mount holding `path`: the longest
 // mount point above it, the last listed among equals (an over-mount hides what is under it).
@@ -205,8 +197,22 @@ manager::Pod OneContainerPod(std::string namespace_, std::string name, std::stri
 // an in-process PluginRunner registered on its kubelet.sock.
 class Node {
  public:
+  // Resource name → device count, served by the node's plugin runner.
+  using Inventory = std::vector<std::pair<std::string, int>>;
+
+  // The state-size node: the measured resource and the filler resources.
   static absl::StatusOr<std::unique_ptr<Node>> Start(const std::string& root) {
-    std::unique_ptr<Node> node(new Node(root));
+    Inventory inventory = {{kMeasuredResource, kMeasuredDevices}};
+    for (int k = 0; k < kFillerResources; ++k) {
+      inventory.emplace_back(FillerResource(k), kFillerDevicesEach);
+    }
+    return StartWith(root, std::move(inventory), kMeasuredResource);
+  }
+  // A node serving `inventory`, whose measured pods ask for one device of `measured`.
+  static absl::StatusOr<std::unique_ptr<Node>> StartWith(const std::string& root,
+                                                         Inventory inventory,
+                                                         std::string measured) {
+    std::unique_ptr<Node> node(new Node(root, std::move(inventory), std::move(measured)));
     KDP_RETURN_IF_ERROR(node->Wire());
     return node;
   }
@@ -243,7 +249,7 @@ class Node {
   manager::Pod NextMeasuredPod() {
     const int64_t n = next_measured_++;
     return OneContainerPod("bench", absl::StrCat("measured-", n), UidFor((uint64_t{1} << 40) + n),
-                           kMeasuredResource);
+                           measured_);
   }
 
   // Admits `pod`; an error when it is rejected.
@@ -281,7 +287,8 @@ class Node {
   }
 
  private:
-  explicit Node(std::string root) : root_(std::move(root)) {}
+  Node(std::string root, Inventory inventory, std::string measured)
+      : root_(std::move(root)), inventory_(std::move(inventory)), measured_(std::move(measured)) {}
 
   absl::Status Wire() {
     const std::string plugins_dir = root_ + "/device-plugins";
@@ -319,20 +326,23 @@ class Node {
     KDP_RETURN_IF_ERROR(devices_->Start());
 
     std::vector<std::unique_ptr<DevicePlugin>> plugins;
-    plugins.push_back(std::make_unique<BenchPlugin>(kMeasuredResource, kMeasuredDevices));
-    for (int k = 0; k < kFillerResources; ++k) {
-      plugins.push_back(std::make_unique<BenchPlugin>(FillerResource(k), kFillerDevicesEach));
+    std::map<std::string, int> want;
+    for (const auto& [resource, count] : inventory_) {
+      plugins.push_back(std::make_unique<BenchPlugin>(resource, count));
+      want[resource] = count;
     }
     KDP_ASSIGN_OR_RETURN(runner_,
                          PluginRunner::Create({.kubelet_root = root_}, std::move(plugins)));
     KDP_RETURN_IF_ERROR(runner_->Start());
     // Registered, then listed by a first ListAndWatch: nothing to wait on but the registry.
-    const int resources = 1 + kFillerResources;
+    const size_t resources = want.size();
     for (const absl::Time deadline = absl::Now() + absl::Seconds(30); absl::Now() < deadline;) {
-      int ready = 0;
-      for (const manager::ResourceDevices& resource : devices_->Resources()) {
-        const int want = resource.name == kMeasuredResource ? kMeasuredDevices : kFillerDevicesEach;
-        if (resource.connected && resource.allocatable() == want) ++ready;
+      size_t ready = 0;
+      for (const auto& resource : devices_->SharedResources()) {
+        auto it = want.find(resource->name);
+        if (it != want.end() && resource->connected && resource->allocatable() == it->second) {
+          ++ready;
+        }
       }
       if (ready == resources) return absl::OkStatus();
       absl::SleepFor(absl::Milliseconds(10));
@@ -341,6 +351,8 @@ class Node {
   }
 
   const std::string root_;
+  const Inventory inventory_;
+  const std::string measured_;
   std::unique_ptr<manager::StateStore> store_;
   std::unique_ptr<manager::DeviceManager> devices_;
   std::unique_ptr<manager::PodManager> pods_;
@@ -355,6 +367,7 @@ class Node {
 // node then settles, outside the timing.
 void BM_AdmitThenDelete(benchmark::State& state, Node* node) {
   std::vector<double> admit_us;
+  std::vector<double> admit_cpu_us;  // CPU time of the admitting thread: the disk left out
   std::vector<double> delete_us;
   const uint64_t compactions_before = node->store().compactions();
   for (auto _ : state) {
@@ -363,7 +376,9 @@ void BM_AdmitThenDelete(benchmark::State& state, Node* node) {
       manager::Pod pod = node->NextMeasuredPod();
       const std::string name = pod.name;
       const Clock::time_point start = Clock::now();
+      const double cpu_start = ThreadCpuMicros();
       absl::Status status = node->AdmitOrError(std::move(pod));
+      const double cpu_end = ThreadCpuMicros();
       const Clock::time_point admitted_at = Clock::now();
       if (status.ok()) status = node->pods().Delete("bench", name).status();
       const Clock::time_point deleted_at = Clock::now();
@@ -372,6 +387,7 @@ void BM_AdmitThenDelete(benchmark::State& state, Node* node) {
         return;
       }
       admit_us.push_back(Micros(admitted_at - start));
+      admit_cpu_us.push_back(cpu_end - cpu_start);
       delete_us.push_back(Micros(deleted_at - admitted_at));
     }
     state.SetIterationTime(Summarize(admit_us).mean / 1e6);
@@ -386,6 +402,7 @@ void BM_AdmitThenDelete(benchmark::State& state, Node* node) {
   state.counters["admissions"] = static_cast<double>(admit_us.size());
   state.counters["p50_us"] = admit.p50;
   state.counters["p99_us"] = admit.p99;
+  state.counters["cpu_us"] = Summarize(std::move(admit_cpu_us)).mean;
   state.counters["del_us"] = del.mean;
   state.counters["del_p50_us"] = del.p50;
   state.counters["del_p99_us"] = del.p99;
@@ -462,58 +479,6 @@ void BM_KubeletWay(benchmark::State& state, const KubeletWay* way) {
   state.counters["bytes"] = static_cast<double>(bytes);
 }
 
-// The console output as usual, and for the summary the median over repetitions of each figure
-// (real or manual time, in µs, and every counter).
-class SummaryReporter final : public benchmark::ConsoleReporter {
- public:
-  using ConsoleReporter::ConsoleReporter;
-
-  struct Figure {
-    double mean_us = 0;
-    std::map<std::string, double> counters;
-    std::string error;
-
-    double Counter(const std::string& key) const {
-      auto it = counters.find(key);
-      return it == counters.end() ? 0.0 : it->second;
-    }
-  };
-
-  void ReportRuns(const std::vector<Run>& runs) override {
-    ConsoleReporter::ReportRuns(runs);
-    for (const Run& run : runs) {
-      Figure& figure = figures_[run.run_name.function_name];
-      if (run.error_occurred) figure.error = run.error_message;
-      if (run.run_type != Run::RT_Aggregate || run.aggregate_name != "median") continue;
-      figure.mean_us = run.GetAdjustedRealTime();  // Every benchmark reports in µs.
-      for (const auto& [key, counter] : run.counters) figure.counters[key] = counter.value;
-    }
-  }
-
-  // The figure, or nullptr when it failed or did not run.
-  const Figure* Get(const std::string& name) const {
-    auto it = figures_.find(name);
-    const bool ok = it != figures_.end() && it->second.error.empty() && it->second.mean_us > 0;
-    return ok ? &it->second : nullptr;
-  }
-
-  // Prints the figure's row (mean, p50, p99); returns it, or nullptr when it is missing.
-  const Figure* Print(const std::string& label, const std::string& name) const {
-    const Figure* f = Get(name);
-    if (f == nullptr) {
-      auto it = figures_.find(name);
-      absl::PrintF("%-58s %s\n", label, it == figures_.end() ? "not run" : it->second.error);
-    } else {
-      absl::PrintF("%-58s %9.1f %9.1f %9.1f\n", label, f->mean_us, f->Counter("p50_us"),
-                   f->Counter("p99_us"));
-    }
-    return f;
-  }
-
- private:
-  std::map<std::string, Figure> figures_;
-};
-
 // Prints the table and ratios; returns the verdict sentence, or an error when a figure the
 // verdict needs is missing.
 absl::StatusOr<std::string> PrintSummary(const SummaryReporter& reporter, size_t record_bytes) {
@@ -571,6 +536,40 @@ absl::StatusOr<std::string> PrintSummary(const SummaryReporter& reporter, size_t
       "at 10000 pods = %s x the 4 KiB append+fdatasync floor",
       large->mean_us, small->mean_us, ratio, kRatioTarget, ratio <= kRatioTarget ? "PASS" : "FAIL",
       over(large, append));
+}
+
+// Prints admissions/s per inventory size and the ratio between the smallest and the largest;
+// returns the verdict sentence, or an error when a figure is missing.
+absl::StatusOr<std::string> PrintInventorySummary(const SummaryReporter& reporter) {
+  absl::PrintF(
+      "\n== Admissions against the inventory: one resource, no other pod, default device choice "
+      "(medians over repetitions) ==\n%-10s %12s %9s %9s %14s %12s %18s\n",
+      "devices", "Admit µs", "p50", "p99", "admissions/s", "CPU µs", "CPU-bound adm./s");
+  std::map<int, double> per_second;
+  std::map<int, double> cpu_us;
+  for (int devices : kInventorySizes) {
+    const SummaryReporter::Figure* f = reporter.Get(InventoryName(devices));
+    if (f == nullptr) {
+      absl::PrintF("%-10d %12s\n", devices, "not measured");
+      continue;
+    }
+    per_second[devices] = 1e6 / f->mean_us;
+    const double cpu = cpu_us[devices] = f->Counter("cpu_us");
+    absl::PrintF("%-10d %12.1f %9.1f %9.1f %14.0f %12.1f %18.0f\n", devices, f->mean_us,
+                 f->Counter("p50_us"), f->Counter("p99_us"), per_second[devices], cpu,
+                 cpu > 0 ? 1e6 / cpu : 0.0);
+  }
+  const int small = kInventorySizes[0], large = kInventorySizes[std::size(kInventorySizes) - 1];
+  if (!per_second.contains(small) || !per_second.contains(large)) {
+    return absl::UnavailableError("inventory ratio not measured");
+  }
+  const double ratio = per_second[small] / per_second[large];
+  const double cpu_ratio = cpu_us[small] > 0 ? cpu_us[large] / cpu_us[small] : 0;
+  return absl::StrFormat(
+      "%.0f admissions/s from %d devices vs %.0f/s from %d: ratio %.2f (target <= %.1f) %s; "
+      "admitting thread's CPU per admission %.0f us vs %.0f us (ratio %.2f)",
+      per_second[large], large, per_second[small], small, ratio, kInventoryRatioTarget,
+      ratio <= kInventoryRatioTarget ? "PASS" : "FAIL", cpu_us[large], cpu_us[small], cpu_ratio);
 }
 
 template <typename F>
@@ -685,12 +684,15 @@ int Main(int argc, char** argv) {
   const char* tmpdir = std::getenv("TMPDIR");
   std::string base = tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp";
   bool skip_breakdown = false;
+  bool inventory_only = false;
   for (int i = 1; i < args_count; ++i) {
     const std::string arg = args[i];
     if (absl::StartsWith(arg, "--kdp_dir=")) {
       base = arg.substr(std::strlen("--kdp_dir="));
     } else if (arg == "--kdp_skip_breakdown") {
       skip_breakdown = true;
+    } else if (arg == "--kdp_inventory_only") {
+      inventory_only = true;
     } else {
       std::fprintf(stderr, "admission_benchmark: unknown argument %s\n", arg.c_str());
       return 2;
@@ -712,6 +714,33 @@ int Main(int argc, char** argv) {
                              ": its fsyncs cost nothing; use --kdp_dir=<a directory on disk>"));
   }
 
+  auto add = [](const std::string& name, auto function, auto* argument) {
+    return benchmark::RegisterBenchmark(name.c_str(), function, argument)
+        ->Unit(benchmark::kMicrosecond)
+        ->Repetitions(kRepetitions)
+        ->ReportAggregatesOnly(true);
+  };
+  std::map<int, std::unique_ptr<Node>> inventory_nodes;
+  for (int devices : kInventorySizes) {
+    absl::StatusOr<std::unique_ptr<Node>> node =
+        Node::StartWith(absl::StrCat(dir.path(), "/inventory", devices),
+                        {{kInventoryResource, devices}}, kInventoryResource);
+    if (!node.ok()) return Fail(node.status().ToString());
+    add(InventoryName(devices), BM_AdmitThenDelete, node->get())->UseManualTime()->Iterations(1);
+    inventory_nodes[devices] = *std::move(node);
+  }
+  SummaryReporter reporter(isatty(STDOUT_FILENO) ? benchmark::ConsoleReporter::OO_ColorTabular
+                                                 : benchmark::ConsoleReporter::OO_Tabular);
+  auto message = [](const auto& verdict) {
+    return verdict.ok() ? std::string(*verdict) : std::string(verdict.status().message());
+  };
+  if (inventory_only) {
+    benchmark::RunSpecifiedBenchmarks(&reporter);
+    benchmark::Shutdown();
+    absl::StatusOr<std::string> verdict = PrintInventorySummary(reporter);
+    absl::PrintF("\nadmission_benchmark: %s\n", message(verdict));
+    return verdict.ok() ? 0 : 1;
+  }
   std::map<int, std::unique_ptr<Node>> nodes;
   for (int pods : kStateSizes) {
     absl::StatusOr<std::unique_ptr<Node>> node =
@@ -741,12 +770,6 @@ int Main(int argc, char** argv) {
   const KubeletWay kubelet{.data = largest.devices().CheckpointData(),
                            .path = absl::StrCat(dir.path(), "/", manager::checkpoint::kFileName)};
 
-  auto add = [](const std::string& name, auto function, auto* argument) {
-    return benchmark::RegisterBenchmark(name.c_str(), function, argument)
-        ->Unit(benchmark::kMicrosecond)
-        ->Repetitions(kRepetitions)
-        ->ReportAggregatesOnly(true);
-  };
   add(kAppendFloorName, BM_AppendFloor, &append_floor)->UseRealTime()->MinTime(0.5);
   add(kRecordFloorName, BM_AppendFloor, &record_floor)->UseRealTime()->MinTime(0.5);
   add(kDurableFloorName, BM_DurableWriteFloor, &durable_path)->UseRealTime()->MinTime(0.5);
@@ -755,11 +778,10 @@ int Main(int argc, char** argv) {
     add(AdmissionName(pods), BM_AdmitThenDelete, node.get())->UseManualTime()->Iterations(1);
   }
   add(kKubeletName, BM_KubeletWay, &kubelet)->UseRealTime()->MinTime(1.0);
-  SummaryReporter reporter(isatty(STDOUT_FILENO) ? benchmark::ConsoleReporter::OO_ColorTabular
-                                                 : benchmark::ConsoleReporter::OO_Tabular);
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
 
+  absl::StatusOr<std::string> inventory_verdict = PrintInventorySummary(reporter);
   absl::StatusOr<std::string> verdict = PrintSummary(reporter, record_floor.bytes);
   // The state the 10,000-pod node keeps on disk, just compacted by its last Settle().
   absl::PrintF("%-58s %d bytes; pods.json %d, journal %d\n", "checkpoint file at 10000 pods",
@@ -767,9 +789,9 @@ int Main(int argc, char** argv) {
                FileSize(largest.kdp_dir() + "/journal"));
   absl::Status breakdown = skip_breakdown ? absl::OkStatus() : PrintBreakdown(reporter, nodes);
   if (!breakdown.ok()) absl::PrintF("breakdown not measured: %s\n", breakdown.ToString());
-  absl::PrintF("\nadmission_benchmark: %s\n",
-               verdict.ok() ? *verdict : std::string(verdict.status().message()));
-  return verdict.ok() && breakdown.ok() ? 0 : 1;
+  absl::PrintF("\nadmission_benchmark: %s\n", message(inventory_verdict));
+  absl::PrintF("admission_benchmark: %s\n", message(verdict));
+  return verdict.ok() && inventory_verdict.ok() && breakdown.ok() ? 0 : 1;
 }
 
 }  // namespace

@@ -157,8 +157,12 @@ class Child {
 struct Memory {
   std::map<std::string, long> status = {};  // /proc/<pid>/status, "Key: <number>" lines (KiB).
   std::map<std::string, long> rollup = {};  // /proc/<pid>/smaps_rollup (KiB).
-  // Rss by mapping (library file name, [heap], [anon], [stack], ...), largest first (KiB).
+  // Rss by mapping, largest first (KiB): a file's name and permissions ("libc.so.6 r-xp": its
+  // code; "kdp-gpu-plugin rw-p": a static binary's data, relocated on start), [heap], [anon],
+  // [stack], ...
   std::vector<std::pair<std::string, long>> by_mapping = {};
+  // The process's threads by name (/proc/<pid>/task/*/comm), with how many have each name.
+  std::map<std::string, int> thread_names = {};
 
   static long Get(const std::map<std::string, long>& map, const char* key) {
     auto it = map.find(key);
@@ -172,6 +176,14 @@ struct Memory {
     for (size_t i = 0; i < std::min(count, by_mapping.size()); ++i) {
       absl::StrAppendFormat(&text, "%s%s %.2f", i == 0 ? "" : ", ", by_mapping[i].first,
                             static_cast<double>(by_mapping[i].second) / 1024);
+    }
+    return text;
+  }
+  // "main 1, grpc_global_tim 1, ..." (names as the kernel keeps them, 15 characters).
+  std::string Threads() const {
+    std::string text;
+    for (const auto& [name, count] : thread_names) {
+      absl::StrAppend(&text, text.empty() ? "" : ", ", name, " ", count);
     }
     return text;
   }
@@ -211,7 +223,10 @@ inline absl::StatusOr<Memory> ReadMemory(pid_t pid) {
       std::string perms, offset, dev, inode, path;
       fields >> perms >> offset >> dev >> inode >> std::ws;
       std::getline(fields, path);
-      mapping = path.empty() ? "[anon]" : std::filesystem::path(path).filename().string();
+      mapping = path.empty() ? "[anon]"
+                : path.front() == '['
+                    ? path
+                    : std::filesystem::path(path).filename().string() + " " + perms;
     } else if (first == "Rss:") {
       long kib = 0;
       fields >> kib;
@@ -219,6 +234,12 @@ inline absl::StatusOr<Memory> ReadMemory(pid_t pid) {
     }
   }
   memory.by_mapping.assign(by_mapping.begin(), by_mapping.end());
+  std::error_code error;
+  for (const auto& task : std::filesystem::directory_iterator(proc + "/task", error)) {
+    std::string name = ReadFile(task.path().string() + "/comm");
+    while (!name.empty() && name.back() == '\n') name.pop_back();
+    ++memory.thread_names[name];
+  }
   std::sort(memory.by_mapping.begin(), memory.by_mapping.end(),
             [](const auto& a, const auto& b) { return a.second > b.second; });
   return memory;

@@ -1,7 +1,8 @@
 # What `cmake --install` puts in place, and the Debian packages CPack makes of it (cpack -G DEB in
 # the build tree). Three components, one package each:
 #   sdk      → libkdp-sdk-dev: public headers (include/kdp), the static libraries, the CMake package
-#              (find_package(kdp CONFIG) → kdp::sdk, and kdp::topology alone), kdp-sdk.pc,
+#              (find_package(kdp CONFIG) → kdp::sdk, and kdp::topology alone; kdp_lean_program()
+#              links a vendor's plugin as kdp's lean programs are), kdp-sdk.pc,
 #              kdp-topology, kdp-cdi-validate
 #   manager  → kdp-manager: kdp-manager and kdpctl
 #   examples → kdp-examples: kdp-gpu-plugin, kdp-dra-driver, the fake topology, the sample manifests
@@ -29,6 +30,7 @@ configure_package_config_file("${PROJECT_SOURCE_DIR}/cmake/kdpConfig.cmake.in"
 write_basic_package_version_file("${PROJECT_BINARY_DIR}/kdpConfigVersion.cmake"
                                  COMPATIBILITY SameMinorVersion)
 install(FILES "${PROJECT_BINARY_DIR}/kdpConfig.cmake" "${PROJECT_BINARY_DIR}/kdpConfigVersion.cmake"
+              "${PROJECT_SOURCE_DIR}/cmake/kdpLean.cmake"
         DESTINATION "${KDP_CMAKE_INSTALL_DIR}" COMPONENT sdk)
 file(RELATIVE_PATH KDP_PC_PREFIX_FROM_PCDIR "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
 string(REGEX REPLACE "/$" "" KDP_PC_PREFIX_FROM_PCDIR "${KDP_PC_PREFIX_FROM_PCDIR}")

@@ -9,12 +9,24 @@ namespace kdp {
 absl::StatusOr<std::unique_ptr<grpc::Server>> ServeOnUnixSocket(const std::string& socket_path,
                                                                 grpc::Service* service,
                                                                 int max_threads) {
+  return ServeOnUnixSocket(socket_path, service, ServeOptions{.max_threads = max_threads});
+}
+
+absl::StatusOr<std::unique_ptr<grpc::Server>> ServeOnUnixSocket(const std::string& socket_path,
+                                                                grpc::Service* service,
+                                                                const ServeOptions& options) {
   if (absl::Status removed = RemoveSocketIfPresent(socket_path); !removed.ok()) return removed;
   grpc::ServerBuilder builder;
-  if (max_threads > 0) {
+  if (options.max_threads > 0) {
     grpc::ResourceQuota quota(absl::StrCat("threads of ", socket_path));
-    quota.SetMaxThreads(max_threads);
+    quota.SetMaxThreads(options.max_threads);
     builder.SetResourceQuota(quota);
+  }
+  if (options.max_pollers > 0) {
+    builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS, 1);
+    builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 1);
+    builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS,
+                                options.max_pollers);
   }
   builder.AddListeningPort(UnixTarget(socket_path), grpc::InsecureServerCredentials());
   builder.RegisterService(service);

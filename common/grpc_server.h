@@ -24,6 +24,23 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> ServeOnUnixSocket(const std::strin
                                                                 grpc::Service* service,
                                                                 int max_threads = 0);
 
+// How a small server (a device plugin: one kubelet, one ListAndWatch stream, an Allocate now and
+// then) runs its synchronous handlers.
+struct ServeOptions {
+  // As `max_threads` above; 0: unbounded.
+  int max_threads = 0;
+  // > 0: one completion queue, polled by at least one and at most `max_pollers` idle threads
+  // (gRPC's defaults: 2 at most, so a server at rest keeps two). A call takes the poller that
+  // found it and a new one is started while it runs; it exits after the call when more than
+  // `max_pollers` are idle, so a burst never leaves threads behind. 0: gRPC's defaults.
+  int max_pollers = 0;
+};
+
+// ServeOnUnixSocket above with `options`.
+absl::StatusOr<std::unique_ptr<grpc::Server>> ServeOnUnixSocket(const std::string& socket_path,
+                                                                grpc::Service* service,
+                                                                const ServeOptions& options);
+
 // A channel to the socket at `socket_path` that owns its connection: gRPC's global subchannel
 // pool would hand a new channel an open connection to whatever process used to listen at the same
 // path (an old plugin instance still shutting down after a new one replaced its socket), so a

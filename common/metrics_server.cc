@@ -1,18 +1,12 @@
 // The /metrics and /healthz HTTP server: address parsing, binding, request dispatch.
 #include "common/metrics_server.h"
 
-#include <sys/socket.h>
-
-#include <cerrno>
-#include <cstring>
 #include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "common/absl_view.h"
 #include "common/logging.h"
-#include "httplib.h"
 
 namespace kdp::metrics {
 namespace {
@@ -72,43 +66,13 @@ std::string FormatListenAddress(const ListenAddress& address) {
 }
 
 MetricsServer::MetricsServer(MetricsServerOptions options)
-    : options_(std::move(options)), http_(std::make_unique<httplib::Server>()) {
+    : options_(std::move(options)),
+      // An idle kept-alive connection costs nothing but its descriptor in the poll loop; closing
+      // it after 5 s matches what a scraper every 10–60 s expects (it reconnects).
+      http_([this](const http::Request& request, http::Response& response) {
+        Handle(request, response);
+      }) {
   checks_ = options_.health_checks;
-  const int threads = options_.threads > 0 ? options_.threads : 1;
-  http_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  // An idle kept-alive or silent connection holds a worker until these pass, and Stop() joins the
-  // workers: keep them short so Stop() is quick (httplib's defaults are 5 s).
-  http_->set_keep_alive_timeout(1);
-  http_->set_read_timeout(1, 0);
-  http_->set_write_timeout(5, 0);
-  http_->set_socket_options([](int sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  });
-  auto handler = [this](const httplib::Request& request, httplib::Response& response) {
-    Handle(request, response);
-  };
-  // HEAD is served by the GET handler (httplib drops the body).
-  http_->Get(".*", handler);
-  auto not_allowed = [](const httplib::Request&, httplib::Response& response) {
-    response.status = 405;
-    response.set_header("Allow", "GET, HEAD");
-    response.set_content("method not allowed\n", "text/plain; charset=utf-8");
-  };
-  // Before routing (and before any body is read): every method but GET and HEAD is refused.
-  http_->set_pre_routing_handler(
-      [not_allowed](const httplib::Request& request, httplib::Response& response) {
-        if (request.method == "GET" || request.method == "HEAD") {
-          return httplib::Server::HandlerResponse::Unhandled;
-        }
-        not_allowed(request, response);
-        return httplib::Server::HandlerResponse::Handled;
-      });
-  http_->Post(".*", not_allowed);
-  http_->Put(".*", not_allowed);
-  http_->Delete(".*", not_allowed);
-  http_->Patch(".*", not_allowed);
-  http_->Options(".*", not_allowed);
 }
 
 MetricsServer::~MetricsServer() { Stop(); }
@@ -124,42 +88,27 @@ absl::Status MetricsServer::Start() {
   started_ = true;
   if (!parsed->has_value()) return absl::OkStatus();  // disabled
   const ListenAddress& address = **parsed;
-  int port = address.port;
-  errno = 0;
-  if (port == 0) {
-    port = http_->bind_to_any_port(address.host);
-  } else if (!http_->bind_to_port(address.host, port)) {
-    port = -1;
+  absl::StatusOr<int> port = http_.Bind(address.host, address.port);
+  if (!port.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat(options_.flag_name, " \"", options_.address, "\": cannot listen on ",
+                     FormatListenAddress(address), ": ", port.status().message()));
   }
-  if (port <= 0) {
-    const int saved = errno;
-    return absl::UnavailableError(absl::StrCat(
-        options_.flag_name, " \"", options_.address, "\": cannot listen on ",
-        FormatListenAddress(address), ": ", saved != 0 ? std::strerror(saved) : "bind failed"));
-  }
-  port_ = port;
-  bound_ = FormatListenAddress(ListenAddress{.host = address.host, .port = port});
-  thread_ = std::thread([this] { http_->listen_after_bind(); });
-  // httplib's stop() only acts once the accept loop runs; wait for it so Stop never misses it.
-  const absl::Time deadline = absl::Now() + absl::Seconds(5);
-  while (!http_->is_running() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(1));
+  port_ = *port;
+  bound_ = FormatListenAddress(ListenAddress{.host = address.host, .port = *port});
+  http_.Start();
   return absl::OkStatus();
 }
 
 void MetricsServer::Stop() {
-  std::thread thread;
   {
     absl::MutexLock lock(&mu_);
     if (stopped_) return;
     stopped_ = true;
-    thread = std::move(thread_);
     port_ = 0;
     bound_.clear();
   }
-  if (thread.joinable()) {
-    http_->stop();
-    thread.join();
-  }
+  http_.Stop();
 }
 
 void MetricsServer::AddHealthCheck(HealthCheck check) {
@@ -182,10 +131,11 @@ std::string MetricsServer::address() const {
   return bound_;
 }
 
-void MetricsServer::Handle(const httplib::Request& request, httplib::Response& response) {
+void MetricsServer::Handle(const http::Request& request, http::Response& response) {
   if (request.path == "/metrics" && options_.registry != nullptr) {
     response.status = 200;
-    response.set_content(options_.registry->Render(), kTextFormatContentType);
+    response.content_type = kTextFormatContentType;
+    response.body = options_.registry->Render();
     return;
   }
   for (std::string_view endpoint : {"/healthz", "/livez", "/readyz"}) {
@@ -197,11 +147,11 @@ void MetricsServer::Handle(const httplib::Request& request, httplib::Response& r
     }
   }
   response.status = 404;
-  response.set_content("404 page not found\n", "text/plain; charset=utf-8");
+  response.body = "404 page not found\n";
 }
 
-void MetricsServer::ServeHealthz(const httplib::Request& request, const std::string& endpoint,
-                                 httplib::Response& response) {
+void MetricsServer::ServeHealthz(const http::Request& request, const std::string& endpoint,
+                                 http::Response& response) {
   std::vector<HealthCheck> checks;
   {
     absl::MutexLock lock(&checks_mu_);
@@ -218,8 +168,7 @@ void MetricsServer::ServeHealthz(const httplib::Request& request, const std::str
     std::erase_if(checks, [&](const HealthCheck& c) { return c.name != name; });
     if (checks.empty()) {
       response.status = 404;
-      response.set_content(absl::StrCat("no health check named \"", name, "\"\n"),
-                           "text/plain; charset=utf-8");
+      response.body = absl::StrCat("no health check named \"", name, "\"\n");
       return;
     }
   }
@@ -238,18 +187,14 @@ void MetricsServer::ServeHealthz(const httplib::Request& request, const std::str
       absl::StrAppend(&lines, "[-]", check.name, " failed: ", reason, "\n");
     }
   }
-  constexpr char kText[] = "text/plain; charset=utf-8";
   if (failed) {
     response.status = 500;
-    response.set_content(absl::StrCat(lines, endpoint, " check failed\n"), kText);
+    response.body = absl::StrCat(lines, endpoint, " check failed\n");
     return;
   }
   response.status = 200;
-  if (request.has_param("verbose")) {
-    response.set_content(absl::StrCat(lines, endpoint, " check passed\n"), kText);
-  } else {
-    response.set_content("ok", kText);
-  }
+  response.body = request.HasParam("verbose") ? absl::StrCat(lines, endpoint, " check passed\n")
+                                              : std::string("ok");
 }
 
 absl::StatusOr<std::unique_ptr<MetricsServer>> StartMetricsServer(MetricsServerOptions options,

@@ -1,8 +1,8 @@
-// A small HTTP server (cpp-httplib) for `--metrics-address`: GET/HEAD /metrics renders a
-// metrics::Registry in the Prometheus text format, GET/HEAD /healthz, /readyz and /livez run named
-// health checks the way the kubelet's healthz and the API server's livez/readyz do. Other paths
-// answer 404, other methods 405. Used by kdp-manager and the SDK runners; it binds loopback by
-// default and never serves anything that writes.
+// A small HTTP server (common/http_server.h, no TLS library) for `--metrics-address`: GET/HEAD
+// /metrics renders a metrics::Registry in the Prometheus text format, GET/HEAD /healthz, /readyz
+// and /livez run named health checks the way the kubelet's healthz and the API server's
+// livez/readyz do. Other paths answer 404, other methods 405. Used by kdp-manager and the SDK
+// runners; it binds loopback by default and never serves anything that writes.
 //
 // /healthz and /readyz run every check; /livez only "ping" (always ok: the server answers) and
 // the checks marked `liveness`, so that a liveness probe restarts the process only for what a
@@ -22,20 +22,14 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "common/http_server.h"
 #include "common/metrics.h"
-
-namespace httplib {
-class Server;
-struct Request;
-struct Response;
-}  // namespace httplib
 
 namespace kdp::metrics {
 
@@ -77,8 +71,6 @@ struct MetricsServerOptions {
   const Registry* registry = nullptr;
   // Health checks, run in order at /healthz. More can be added with AddHealthCheck.
   std::vector<HealthCheck> health_checks = {};
-  // Worker threads (each request holds one while it renders).
-  int threads = 2;
 };
 
 class MetricsServer {
@@ -88,13 +80,14 @@ class MetricsServer {
   MetricsServer& operator=(const MetricsServer&) = delete;
   ~MetricsServer();  // Stop()s.
 
-  // Binds and starts serving on a background thread. OK (and nothing served) when the address is
+  // Binds and starts serving on one background thread (every connection, one request at a time). OK
+  // (and nothing served) when the address is
   // "". INVALID_ARGUMENT for a malformed address; UNAVAILABLE naming the address and the errno
   // text when it cannot bind (port in use, address not local); FAILED_PRECONDITION when called
   // twice.
   [[nodiscard]] absl::Status Start() ABSL_LOCKS_EXCLUDED(mu_);
-  // Stops serving and joins the threads; returns within about a second even with idle
-  // keep-alive connections open. Idempotent.
+  // Stops serving and joins the thread; returns at once even with idle keep-alive connections
+  // open. Idempotent.
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Adds a check (also after Start). Thread-safe.
@@ -108,19 +101,18 @@ class MetricsServer {
   std::string address() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  void Handle(const httplib::Request& request, httplib::Response& response);
+  void Handle(const http::Request& request, http::Response& response);
   // `endpoint`: "healthz", "readyz" or "livez".
-  void ServeHealthz(const httplib::Request& request, const std::string& endpoint,
-                    httplib::Response& response);
+  void ServeHealthz(const http::Request& request, const std::string& endpoint,
+                    http::Response& response);
 
   const MetricsServerOptions options_;
-  const std::unique_ptr<httplib::Server> http_;
+  http::Server http_;
   mutable absl::Mutex mu_;
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   int port_ ABSL_GUARDED_BY(mu_) = 0;
   std::string bound_ ABSL_GUARDED_BY(mu_);
-  std::thread thread_ ABSL_GUARDED_BY(mu_);
   mutable absl::Mutex checks_mu_;
   std::vector<HealthCheck> checks_ ABSL_GUARDED_BY(checks_mu_);
 };

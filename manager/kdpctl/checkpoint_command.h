@@ -9,7 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "manager/src/devicemanager/checkpoint/checkpoint.h"
-#include "manager/src/dra/checkpoint.h"
+#include "manager/src/dra/checkpoint/checkpoint.h"
 #include "nlohmann/json.hpp"
 
 namespace kdp::kdpctl {

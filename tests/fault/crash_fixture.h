@@ -33,6 +33,7 @@
 #include "absl/strings/str_join.h"
 #include "common/unix_socket.h"
 #include "podresources/v1/api.grpc.pb.h"
+#include "sdk/src/dra/checkpoint.h"
 #include "tests/integration/dra_fixture.h"
 
 namespace kdp::testing {
@@ -246,15 +247,16 @@ class FaultFixture : public DraE2ETest {
   }
   // Claim UID → state ("PrepareStarted"/"PrepareCompleted") in the driver's prepared-claims.json;
   // {"<error>": why} when it does not parse.
+  // The SDK's own reader: the newest valid of the two slots (prepared-claims.json and .1).
   std::map<std::string, std::string> DriverCheckpointClaims() const {
     const std::string path = Root() + "/plugins/gpu.example.com/prepared-claims.json";
-    if (!std::filesystem::exists(path)) return {};
-    nlohmann::json file = nlohmann::json::parse(ReadFile(path), nullptr, false);
-    if (!file.is_object() || !file["data"].is_string()) return {{"<error>", "not an envelope"}};
-    nlohmann::json data = nlohmann::json::parse(file["data"].get<std::string>(), nullptr, false);
-    if (!data.is_object()) return {{"<error>", "data is not JSON"}};
+    absl::StatusOr<internal::PreparedClaims> claims =
+        internal::DraCheckpoint(path, "gpu.example.com").Load();
+    if (!claims.ok()) return {{"<error>", std::string(claims.status().message())}};
     std::map<std::string, std::string> out;
-    for (const auto& claim : data["preparedClaims"]) out[claim["uid"]] = claim["state"];
+    for (const auto& [uid, claim] : *claims) {
+      out[uid] = claim.completed ? "PrepareCompleted" : "PrepareStarted";
+    }
     return out;
   }
 

@@ -275,7 +275,11 @@ TEST_F(HungPeers, DriverThatNeverAnswersNodePrepareResourcesFailsThePodAndPrepar
   // Nothing stays prepared or reserved: the cache empties (at once or by the reconcile loop),
   // the checkpoint holds no claim, no claim is reserved for the pod.
   EXPECT_TRUE(WaitUntil([&] { return PreparedClaims().empty(); })) << PreparedClaims();
-  KdpctlResult state = Inspect(DraCheckpointPath());
+  KdpctlResult state;
+  EXPECT_TRUE(WaitUntil([&] {  // the file follows the journal within the compaction delay
+    state = Inspect(DraCheckpointPath());
+    return state.exit_code == 0 && state.json.value("claims", nlohmann::json::array()).empty();
+  })) << state.out;
   ASSERT_EQ(state.exit_code, 0) << state.out << state.err;
   EXPECT_THAT(state.json.value("claims", nlohmann::json::array()), IsEmpty()) << state.out;
   HttpResponse claims = Api("GET", "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims");

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "manager/src/dra/checkpoint.h"
+#include "manager/src/dra/checkpoint/checkpoint.h"
 
 namespace {
 

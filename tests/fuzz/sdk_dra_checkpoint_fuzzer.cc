@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "manager/src/dra/checkpoint.h"  // Crc32Ieee: zlib's crc32, as the SDK uses
+#include "manager/src/dra/checkpoint/checkpoint.h"  // Crc32Ieee: zlib's crc32, as the SDK uses
 #include "nlohmann/json.hpp"
 #include "sdk/src/dra/checkpoint.h"
 

@@ -164,8 +164,13 @@ TEST_F(DraE2E, TemplateClaimIsPreparedAndCleanedUpWithItsPod) {
   EXPECT_THAT(spec_ids, UnorderedElementsAreArray(cdi_ids));
 
   // The checkpoint (dra_manager_state in the kubelet 1.32+ layout, PR #126303) holds the claim with
-  // the pod and the CDI IDs.
-  KdpctlResult inspected = Inspect(DraCheckpointPath());
+  // the pod and the CDI IDs: journalled at once, the file follows within the compaction delay.
+  KdpctlResult inspected;
+  EXPECT_TRUE(WaitUntil([&] {
+    inspected = Inspect(DraCheckpointPath());
+    return inspected.exit_code == 0 && inspected.json["claims"].size() == 1 &&
+           !inspected.json["claims"][0]["drivers"].empty();
+  })) << inspected.out;
   ASSERT_EQ(inspected.exit_code, 0) << inspected.out << inspected.err;
   EXPECT_EQ(inspected.json["format"], "dra");
   EXPECT_EQ(inspected.json["checksum_ok"], true) << inspected.out;
@@ -197,7 +202,10 @@ TEST_F(DraE2E, TemplateClaimIsPreparedAndCleanedUpWithItsPod) {
   HttpResponse gone = GetClaim(claim_name);
   EXPECT_EQ(gone.status, 404) << gone.error << gone.body;
   EXPECT_THAT(ListedPods(), IsEmpty());
-  inspected = Inspect(DraCheckpointPath());
+  EXPECT_TRUE(WaitUntil([&] {
+    inspected = Inspect(DraCheckpointPath());
+    return inspected.exit_code == 0 && inspected.json["claims"].empty();
+  })) << inspected.out;
   EXPECT_EQ(inspected.json["checksum_ok"], true) << inspected.out;
   EXPECT_THAT(inspected.json["claims"], IsEmpty()) << inspected.out;
 }

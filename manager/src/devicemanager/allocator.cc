@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 #include <map>
+#include <memory>
 
 #include "manager/src/devicemanager/errors.h"
 
@@ -85,6 +87,30 @@ AffinitySplit FilterByAffinity(const ResourceDevices& devices, const DeviceSet& 
 
 absl::StatusOr<std::vector<std::string>> DevicesToAllocate(const AllocationRequest& request,
                                                            const PreferredAllocationFn& preferred) {
+  std::optional<FreeDevices> free;
+  if (request.devices.has_value()) {
+    free.emplace(std::make_shared<const ResourceDevices>(*request.devices));
+    for (const std::string& id : request.in_use) free->Hold(id);
+  }
+  const PickRequest pick{.pod_uid = request.pod_uid,
+                         .container = request.container,
+                         .resource = request.resource,
+                         .required = request.required,
+                         .existing = request.existing,
+                         .reusable = request.reusable,
+                         .numa_affinity = request.numa_affinity};
+  return DevicesToAllocate(
+      pick,
+      [&](const std::function<void(const FreeDevices*)>& fn) {
+        fn(free.has_value() ? &*free : nullptr);
+      },
+      preferred);
+}
+
+absl::StatusOr<std::vector<std::string>> DevicesToAllocate(const PickRequest& request,
+                                                           const WithFreeDevices& with_free,
+                                                           const PreferredAllocationFn& preferred) {
+  using Tier = FreeDevices::Tier;
   int64_t needed = request.required;
   // a. A container that already holds devices (a restart) may not change its request.
   if (request.existing.has_value()) {
@@ -95,81 +121,150 @@ absl::StatusOr<std::vector<std::string>> DevicesToAllocate(const AllocationReque
                                  static_cast<int64_t>(request.existing->size()), request.required));
     }
   }
-  // c–e run before the needed == 0 shortcut (kubernetes #109595): a pod must not be admitted
-  // without its devices after a node reboot while the plugin is not back yet.
-  if (!request.devices.has_value()) {
-    return absl::FailedPreconditionError(errors::UnregisteredDevice(request.resource));
-  }
-  std::set<std::string> healthy = request.devices->Healthy();
-  if (healthy.empty()) {
-    return absl::FailedPreconditionError(errors::NoHealthyDevices(request.resource));
-  }
-  if (request.existing.has_value() &&
-      !std::includes(healthy.begin(), healthy.end(), request.existing->begin(),
-                     request.existing->end())) {
-    return absl::FailedPreconditionError(errors::PreviouslyAllocatedUnhealthy(request.resource));
-  }
-  if (needed == 0) return std::vector<std::string>{};
-
   std::vector<std::string> picked;
   std::set<std::string> picked_set;
-  // Takes devices from `from` (in its order) until nothing more is needed; true when done.
-  auto take_from = [&](const auto& from) {
-    for (const std::string& id : from) {
-      if (needed == 0) break;
-      if (!picked_set.insert(id).second) continue;
+  // Takes `id` unless taken already; true while more are needed (ForEach's "go on").
+  auto take = [&](const std::string& id) {
+    if (needed == 0) return false;
+    if (picked_set.insert(id).second) {
       picked.push_back(id);
       --needed;
     }
-    return needed == 0;
+    return needed > 0;
   };
-
-  // g. Devices of the pod's finished init containers first.
-  if (take_from(DeviceSet(request.reusable.begin(), request.reusable.end()))) return picked;
-
-  // h. The rest from healthy devices no container holds.
-  DeviceSet available;
-  for (const std::string& id : healthy) {
-    if (!request.in_use.contains(id)) available.insert(id);
-  }
-  if (static_cast<int64_t>(available.size()) < needed) {
-    return absl::ResourceExhaustedError(errors::DevicesUnavailable(
-        request.resource, needed, static_cast<int64_t>(available.size())));
-  }
-
-  AffinitySplit split = FilterByAffinity(*request.devices, available, request.numa_affinity);
-  auto ask_plugin = [&](const DeviceSet& offered) -> absl::StatusOr<std::vector<std::string>> {
-    if (!preferred) return std::vector<std::string>{};
-    DeviceSet offer = offered;
-    offer.insert(picked.begin(), picked.end());
-    return preferred(std::vector<std::string>(offer.begin(), offer.end()), picked,
-                     static_cast<int>(request.required));
-  };
-  // Only IDs that were offered count: the plugin's answer is advice.
-  auto offered_only = [](const std::vector<std::string>& ids, const DeviceSet& offered) {
-    std::vector<std::string> out;
-    for (const std::string& id : ids) {
-      if (offered.contains(id)) out.push_back(id);
-    }
-    return out;
-  };
-
-  // j. Everything fits in the aligned set: let the plugin choose within it.
-  if (needed < static_cast<int64_t>(split.aligned.size())) {
-    absl::StatusOr<std::vector<std::string>> answer = ask_plugin(split.aligned);
-    if (!answer.ok()) return answer.status();
-    if (take_from(offered_only(*answer, split.aligned))) return picked;
-    if (take_from(split.aligned)) return picked;
+  auto allocated_less = [&] {
     return absl::InternalError(errors::AllocatedLess(request.required, request.required - needed));
+  };
+
+  absl::Status status;
+  bool done = false;
+  // With GetPreferredAllocation: what the plugin is offered (natural order), and whether the
+  // aligned devices alone can serve the request (flow j) or not (flow k).
+  std::vector<std::string> offer;
+  bool aligned_only = false;
+  with_free([&](const FreeDevices* free) {
+    // c–e run before the needed == 0 shortcut (kubernetes #109595): a pod must not be admitted
+    // without its devices after a node reboot while the plugin is not back yet.
+    if (free == nullptr) {
+      status = absl::FailedPreconditionError(errors::UnregisteredDevice(request.resource));
+      return;
+    }
+    if (free->healthy() == 0) {
+      status = absl::FailedPreconditionError(errors::NoHealthyDevices(request.resource));
+      return;
+    }
+    if (request.existing.has_value()) {
+      for (const std::string& id : *request.existing) {
+        if (free->IsHealthy(id)) continue;
+        status =
+            absl::FailedPreconditionError(errors::PreviouslyAllocatedUnhealthy(request.resource));
+        return;
+      }
+    }
+    if (needed == 0) {
+      done = true;
+      return;
+    }
+    // g. Devices of the pod's finished init containers first.
+    for (const std::string& id : DeviceSet(request.reusable.begin(), request.reusable.end())) {
+      if (!take(id)) break;
+    }
+    if (needed == 0) {
+      done = true;
+      return;
+    }
+    // h. The rest from healthy devices no container holds.
+    if (free->size() < needed) {
+      status = absl::ResourceExhaustedError(
+          errors::DevicesUnavailable(request.resource, needed, free->size()));
+      return;
+    }
+    const std::optional<std::set<int64_t>>& affinity = request.numa_affinity;
+    if (!preferred) {
+      // Without the plugin's advice, j and k both come down to: aligned devices, then unaligned,
+      // then those without a node, each in natural order.
+      for (Tier tier : {Tier::kAligned, Tier::kUnaligned, Tier::kNoAffinity}) {
+        free->ForEach(tier, affinity, take);
+        if (needed == 0) break;
+      }
+      if (needed == 0) {
+        done = true;
+      } else {
+        status = allocated_less();
+      }
+      return;
+    }
+    std::vector<std::string> aligned;
+    free->ForEach(Tier::kAligned, affinity, [&](const std::string& id) {
+      aligned.push_back(id);
+      return true;
+    });
+    aligned_only = needed < static_cast<int64_t>(aligned.size());
+    if (aligned_only) {
+      offer = std::move(aligned);
+    } else {
+      // k. Every aligned device first; the plugin chooses among all the free ones.
+      for (const std::string& id : aligned) {
+        if (!take(id)) break;
+      }
+      if (needed == 0) {
+        done = true;
+        return;
+      }
+      offer.reserve(static_cast<size_t>(free->size()));
+      free->ForEachFree([&](const std::string& id) {
+        offer.push_back(id);
+        return true;
+      });
+    }
+  });
+  if (!status.ok()) return status;
+  if (done) return picked;
+
+  // The plugin is offered the devices and those already picked, and must include the latter.
+  std::vector<std::string> must_include = picked;
+  std::sort(must_include.begin(), must_include.end(), NaturalLess);
+  std::vector<std::string> offered;
+  if (must_include.empty()) {
+    offered = std::move(offer);  // the usual case: no copy of 10,000 IDs
+  } else {
+    offered.reserve(offer.size() + must_include.size());
+    std::merge(offer.begin(), offer.end(), must_include.begin(), must_include.end(),
+               std::back_inserter(offered), NaturalLess);
+    offered.erase(std::unique(offered.begin(), offered.end()), offered.end());
+    offer = {};
   }
-  // k. Take every aligned device, let the plugin choose among the rest, then fill.
-  if (take_from(split.aligned)) return picked;
-  absl::StatusOr<std::vector<std::string>> answer = ask_plugin(available);
+  absl::StatusOr<std::vector<std::string>> answer =
+      preferred(offered, picked, static_cast<int>(request.required));
   if (!answer.ok()) return answer.status();
-  if (take_from(offered_only(*answer, available))) return picked;
-  if (take_from(split.unaligned)) return picked;
-  if (take_from(split.no_affinity)) return picked;
-  return absl::InternalError(errors::AllocatedLess(request.required, request.required - needed));
+  // Only IDs that were offered count: the plugin's answer is advice. (Those picked already were
+  // offered too; take() skips them.)
+  for (const std::string& id : *answer) {
+    if (needed == 0) break;
+    if (std::binary_search(offered.begin(), offered.end(), id, NaturalLess)) take(id);
+  }
+  if (needed == 0) return picked;
+  if (aligned_only) {
+    // j. Fill from the aligned devices.
+    for (const std::string& id : offered) {
+      if (!take(id)) break;
+    }
+    if (needed == 0) return picked;
+    return allocated_less();
+  }
+  // k. Fill from the unaligned devices, then those without a node: of those free when the
+  // plugin was asked (a device freed meanwhile was not offered, and is not taken).
+  with_free([&](const FreeDevices* free) {
+    if (free == nullptr) return;
+    for (Tier tier : {Tier::kUnaligned, Tier::kNoAffinity}) {
+      if (needed == 0) break;
+      free->ForEach(tier, request.numa_affinity, [&](const std::string& id) {
+        return !std::binary_search(offered.begin(), offered.end(), id, NaturalLess) || take(id);
+      });
+    }
+  });
+  if (needed == 0) return picked;
+  return allocated_less();
 }
 
 }  // namespace kdp::manager

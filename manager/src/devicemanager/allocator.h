@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "manager/src/devicemanager/device_registry.h"
+#include "manager/src/devicemanager/free_devices.h"
 
 namespace kdp::manager {
 
@@ -49,8 +50,30 @@ using PreferredAllocationFn = std::function<absl::StatusOr<std::vector<std::stri
     int size)>;
 
 // Returns the devices to allocate (empty: nothing to do) or the kubelet's error text as
-// FAILED_PRECONDITION (RESOURCE_EXHAUSTED when too few devices are free).
+// FAILED_PRECONDITION (RESOURCE_EXHAUSTED when too few devices are free). Indexes the request's
+// devices first (O(devices log devices)); the manager keeps the index instead (below).
 absl::StatusOr<std::vector<std::string>> DevicesToAllocate(const AllocationRequest& request,
+                                                           const PreferredAllocationFn& preferred);
+
+// The same request against a kept index of the free devices.
+struct PickRequest {
+  std::string pod_uid;
+  std::string container;
+  std::string resource;
+  int64_t required = 0;
+  std::optional<std::set<std::string>> existing = std::nullopt;
+  std::set<std::string> reusable = {};
+  std::optional<std::set<int64_t>> numa_affinity = std::nullopt;
+};
+// Runs its argument with the resource's free devices (nullptr: the resource is not registered)
+// under the lock that guards them. Called more than once per pick, never across `preferred`.
+using WithFreeDevices = std::function<void(const std::function<void(const FreeDevices*)>&)>;
+
+// DevicesToAllocate over `with_free`: the same devices and errors as above. Without
+// GetPreferredAllocation it costs O((required + reusable) × log devices), whatever the number of
+// free devices; with it, O(free devices) to list them in the request to the plugin.
+absl::StatusOr<std::vector<std::string>> DevicesToAllocate(const PickRequest& request,
+                                                           const WithFreeDevices& with_free,
                                                            const PreferredAllocationFn& preferred);
 
 struct AffinitySplit {

@@ -11,6 +11,7 @@
 #include "manager/src/devicemanager/allocator.h"
 #include "manager/src/devicemanager/checkpoint/checkpoint.h"
 #include "manager/src/devicemanager/errors.h"
+#include "manager/src/devicemanager/free_devices.h"
 #include "manager/src/devicemanager/topology_hints.h"
 
 namespace kdp::manager {
@@ -42,6 +43,7 @@ void DeviceManager::Restore(const checkpoint::Data& data) {
   absl::MutexLock lock(&mu_);
   for (const auto& [resource, ids] : data.registered_devices) {
     registry_.Restore(resource);
+    pod_devices_.SetDevices(resource, registry_.GetShared(resource));
     ResourceEndpoints& endpoints = endpoints_[resource];
     if (endpoints.connected.empty() && !endpoints.stopped_at.has_value()) {
       endpoints.stopped_at = now;
@@ -145,6 +147,7 @@ absl::Status DeviceManager::RegisterPlugin(const std::string& resource_name,
     previously_stopped = std::move(state.last_stopped);
     removed_.erase(resource_name);
     registry_.Connected(resource_name, socket_path);
+    if (new_resource) pod_devices_.SetDevices(resource_name, registry_.GetShared(resource_name));
   }
   if (previously_stopped != nullptr) previously_stopped->Stop();
   if (new_resource && options_.store != nullptr) {
@@ -191,7 +194,10 @@ void DeviceManager::OnSnapshot(const std::string& resource, const Endpoint* endp
                     "IDs unique and non-empty, health \"Healthy\" or \"Unhealthy\"; a "
                     "duplicate is unhealthy if any entry is, other health is unhealthy");
   }
+  // The allocator's index of the free devices, built outside the lock too.
+  FreeDevices index(devices);
   std::shared_ptr<const ResourceDevices> replaced;  // released outside the lock
+  std::optional<FreeDevices> replaced_index;        // likewise
   {
     absl::MutexLock lock(&mu_);
     auto it = endpoints_.find(resource);
@@ -206,6 +212,9 @@ void DeviceManager::OnSnapshot(const std::string& resource, const Endpoint* endp
     // Only the active endpoint's devices are the resource's; a standby's are kept for promotion.
     if (!active) return;
     registry_.Publish(std::move(devices));
+    // The index follows the registry under the same lock, so a later snapshot's index never
+    // loses to an earlier one.
+    replaced_index = pod_devices_.SetFreeDevices(resource, std::move(index));
   }
   // The kubelet writes its checkpoint after every ListAndWatch message (healthy devices change).
   if (options_.store != nullptr) options_.store->RequestCompaction();
@@ -228,6 +237,7 @@ void DeviceManager::OnStreamEnded(const std::string& resource, const Endpoint* e
     KDP_LOG_WARNING("Device plugin disconnected; its devices are unhealthy", "resourceName",
                     resource, "endpoint", ended->socket_path());
     registry_.Disconnected(resource);
+    pod_devices_.SetDevices(resource, registry_.GetShared(resource));
     state.stopped_at = Now();
     if (state.last_stopped != nullptr) retired_.push_back(std::move(state.last_stopped));
     state.last_stopped = std::move(ended);
@@ -244,6 +254,7 @@ void DeviceManager::OnStreamEnded(const std::string& resource, const Endpoint* e
   if (auto snap = state.snapshots.find(promoted.get()); snap != state.snapshots.end()) {
     registry_.Publish(snap->second);
   }
+  pod_devices_.SetDevices(resource, registry_.GetShared(resource));
 }
 
 void DeviceManager::DeregisterPlugin(const std::string& resource_name,
@@ -305,6 +316,7 @@ std::vector<ResourceCapacity> DeviceManager::GetCapacity() {
           "resourceName", it->first, "gracePeriod",
           absl::FormatDuration(options_.endpoint_grace_period));
       registry_.Remove(it->first);
+      pod_devices_.SetDevices(it->first, nullptr);
       removed_.insert(it->first);
       expired.push_back(it->first);
       if (it->second.last_stopped != nullptr)
@@ -498,19 +510,19 @@ absl::Status DeviceManager::AllocateContainerResources(
   // std::map iterates resources in name order: deterministic where the kubelet's Go map is not.
   for (const auto& [resource, required] : container.extended_resources) {
     if (!IsDevicePluginResource(resource)) continue;
+    // clang 14 cannot capture a structured binding.
+    const std::string& resource_name = resource;
     std::shared_ptr<Endpoint> endpoint = EndpointFor(resource).endpoint;
     // The free devices, the pick and the reservation of one resource do not interleave with
     // another container's (the kubelet's whole Allocate is under its mutex); the Allocate RPC
     // below runs after the lock is released, on devices already reserved.
     absl::ReleasableMutexLock pick(PickLock(resource));
-    AllocationRequest request{
+    PickRequest request{
         .pod_uid = pod.uid,
         .container = container.name,
         .resource = resource,
         .required = required,
-        .devices = registry_.Get(resource),
         .existing = pod_devices_.ContainerDevices(pod.uid, container.name, resource),
-        .in_use = pod_devices_.Allocated(resource),
         .reusable = {},
         .numa_affinity = numa_affinity,
     };
@@ -530,7 +542,17 @@ absl::Status DeviceManager::AllocateContainerResources(
         return std::vector<std::string>(ids.begin(), ids.end());
       };
     }
-    absl::StatusOr<std::vector<std::string>> chosen = DevicesToAllocate(request, preferred);
+    // The free devices are read from PodDevices' index (no copy of the resource's devices), with
+    // the snapshot they come from for the devices' NUMA nodes.
+    std::shared_ptr<const ResourceDevices> snapshot;
+    WithFreeDevices with_free = [&](const std::function<void(const FreeDevices*)>& fn) {
+      pod_devices_.WithFreeDevices(resource_name, [&](const FreeDevices* free) {
+        if (free != nullptr) snapshot = free->shared_devices();
+        fn(free);
+      });
+    };
+    absl::StatusOr<std::vector<std::string>> chosen =
+        DevicesToAllocate(request, with_free, preferred);
     if (!chosen.ok()) return chosen.status();
     if (chosen->empty()) continue;
     const std::vector<std::string> picked = *std::move(chosen);
@@ -538,8 +560,8 @@ absl::Status DeviceManager::AllocateContainerResources(
     DevicesPerNuma per_numa;
     for (const std::string& id : picked) {
       // A reused device may have left the plugin's list since: it counts as without topology.
-      auto it = request.devices->devices.find(id);
-      if (it == request.devices->devices.end() || it->second.numa_nodes.empty()) {
+      auto it = snapshot->devices.find(id);
+      if (it == snapshot->devices.end() || it->second.numa_nodes.empty()) {
         per_numa[-1].push_back(id);
         continue;
       }
@@ -578,8 +600,6 @@ absl::Status DeviceManager::AllocateContainerResources(
     }
     const v1beta1::ContainerAllocateResponse& answer = response->container_responses(0);
     bool committed = false;
-    // clang 14 cannot capture a structured binding.
-    const std::string& resource_name = resource;
     auto commit = [&] {
       committed = pod_devices_.Commit(pod.uid, container.name, resource_name, answer);
     };

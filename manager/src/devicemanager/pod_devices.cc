@@ -19,6 +19,17 @@ std::string SerializeResponse(const v1beta1::ContainerAllocateResponse& response
   return bytes;
 }
 
+namespace {
+
+// The bytes were serialised from a parsed answer (or parsed already when restored): they parse.
+v1beta1::ContainerAllocateResponse ParseResponse(const std::string& bytes) {
+  v1beta1::ContainerAllocateResponse response;
+  (void)response.ParseFromString(bytes);
+  return response;
+}
+
+}  // namespace
+
 std::set<std::string> DeviceIds(const DevicesPerNuma& devices) {
   std::set<std::string> ids;
   for (const auto& [node, list] : devices) ids.insert(list.begin(), list.end());
@@ -28,8 +39,19 @@ std::set<std::string> DeviceIds(const DevicesPerNuma& devices) {
 void PodDevices::IndexLocked(const std::string& resource, const DevicesPerNuma& devices,
                              int delta) {
   std::map<std::string, int>& counts = allocated_[resource];
+  auto free = free_.find(resource);
   for (const std::string& id : DeviceIds(devices)) {
-    if ((counts[id] += delta) <= 0) counts.erase(id);
+    int& count = counts[id];
+    const bool was_held = count > 0;
+    count += delta;
+    const bool held = count > 0;
+    if (!held) counts.erase(id);
+    if (free == free_.end() || was_held == held) continue;
+    if (held) {
+      free->second.Hold(id);
+    } else {
+      free->second.Release(id);
+    }
   }
   if (counts.empty()) allocated_.erase(resource);
 }
@@ -45,8 +67,8 @@ void PodDevices::Reserve(const std::string& pod_uid, const std::string& containe
   Key key(pod_uid, container, resource);
   if (auto it = entries_.find(key); it != entries_.end()) EraseLocked(it);
   IndexLocked(resource, devices, +1);
-  entries_[key] = Allocation{
-      .devices = std::move(devices), .response = {}, .response_bytes = {}, .committed = false};
+  entries_[key] =
+      Allocation{.devices = std::move(devices), .response_bytes = {}, .committed = false};
 }
 
 void PodDevices::Restore(PodDevicesEntry entry, std::optional<std::string> response_bytes) {
@@ -56,10 +78,8 @@ void PodDevices::Restore(PodDevicesEntry entry, std::optional<std::string> respo
   Key key(entry.pod_uid, entry.container_name, entry.resource_name);
   if (auto it = entries_.find(key); it != entries_.end()) EraseLocked(it);
   IndexLocked(entry.resource_name, entry.devices, +1);
-  entries_[key] = Allocation{.devices = std::move(entry.devices),
-                             .response = std::move(entry.response),
-                             .response_bytes = std::move(bytes),
-                             .committed = true};
+  entries_[key] = Allocation{
+      .devices = std::move(entry.devices), .response_bytes = std::move(bytes), .committed = true};
 }
 
 bool PodDevices::Commit(const std::string& pod_uid, const std::string& container,
@@ -68,7 +88,6 @@ bool PodDevices::Commit(const std::string& pod_uid, const std::string& container
   absl::MutexLock lock(&mu_);
   auto it = entries_.find(Key(pod_uid, container, resource));
   if (it == entries_.end()) return false;
-  it->second.response = std::move(response);
   it->second.response_bytes = std::move(bytes);
   it->second.committed = true;
   return true;
@@ -85,6 +104,43 @@ void PodDevices::DeletePod(const std::string& pod_uid) {
   absl::MutexLock lock(&mu_);
   auto it = entries_.lower_bound(Key(pod_uid, "", ""));
   while (it != entries_.end() && std::get<0>(it->first) == pod_uid) EraseLocked(it++);
+}
+
+void PodDevices::SetDevices(const std::string& resource,
+                            std::shared_ptr<const ResourceDevices> devices) {
+  if (devices != nullptr) {
+    std::optional<FreeDevices> replaced = SetFreeDevices(resource, FreeDevices(std::move(devices)));
+    return;
+  }
+  std::optional<FreeDevices> replaced;  // destroyed outside the lock
+  absl::MutexLock lock(&mu_);
+  auto it = free_.find(resource);
+  if (it == free_.end()) return;
+  replaced.emplace(std::move(it->second));
+  free_.erase(it);
+}
+
+std::optional<FreeDevices> PodDevices::SetFreeDevices(const std::string& resource,
+                                                      FreeDevices index) {
+  absl::MutexLock lock(&mu_);
+  if (auto held = allocated_.find(resource); held != allocated_.end()) {
+    for (const auto& [id, count] : held->second) index.Hold(id);
+  }
+  auto it = free_.find(resource);
+  if (it == free_.end()) {
+    free_.emplace(resource, std::move(index));
+    return std::nullopt;
+  }
+  std::optional<FreeDevices> replaced(std::move(it->second));
+  it->second = std::move(index);
+  return replaced;
+}
+
+void PodDevices::WithFreeDevices(const std::string& resource,
+                                 const std::function<void(const FreeDevices*)>& fn) const {
+  absl::MutexLock lock(&mu_);
+  auto it = free_.find(resource);
+  fn(it == free_.end() ? nullptr : &it->second);
 }
 
 std::set<std::string> PodDevices::PodUids() const {
@@ -146,8 +202,8 @@ std::vector<PodDevicesEntry> PodDevices::ContainerEntries(const std::string& pod
        std::get<1>(it->first) == container;
        ++it) {
     if (!it->second.committed) continue;
-    out.push_back(
-        {pod_uid, container, std::get<2>(it->first), it->second.devices, it->second.response});
+    out.push_back({pod_uid, container, std::get<2>(it->first), it->second.devices,
+                   ParseResponse(it->second.response_bytes)});
   }
   return out;
 }
@@ -158,7 +214,7 @@ std::vector<PodDevicesEntry> PodDevices::Entries() const {
   for (const auto& [key, allocation] : entries_) {
     if (!allocation.committed) continue;
     out.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), allocation.devices,
-                   allocation.response});
+                   ParseResponse(allocation.response_bytes)});
   }
   return out;
 }

@@ -4,14 +4,20 @@
 // devices picked for an in-flight Allocate can never be handed out twice (kubernetes PR #137534).
 // The set of allocated devices is derived from these entries: an index (resource → device → number
 // of entries holding it) is updated with every change under the same lock, so asking which devices
-// are taken costs O(devices of the resource), not O(every pod on the node).
+// are taken costs O(devices of the resource), not O(every pod on the node). Per registered resource
+// it also keeps a FreeDevices index (SetDevices() with each snapshot, updated here as devices are
+// held and released), so that choosing devices costs nothing per free device (WithFreeDevices()).
+// The plugin's answer is kept only as the bytes the checkpoint stores (parsed when read), one copy
+// per allocation.
 //
 // Thread-safe.
 #ifndef KDP_MANAGER_SRC_DEVICEMANAGER_POD_DEVICES_H_
 #define KDP_MANAGER_SRC_DEVICEMANAGER_POD_DEVICES_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -21,6 +27,8 @@
 #include "absl/synchronization/mutex.h"
 #include "deviceplugin/v1beta1/api.pb.h"
 #include "manager/src/devicemanager/checkpoint/checkpoint.h"
+#include "manager/src/devicemanager/device_registry.h"
+#include "manager/src/devicemanager/free_devices.h"
 
 namespace kdp::manager {
 
@@ -86,6 +94,24 @@ class PodDevices {
   std::vector<PodDevicesEntry> ContainerEntries(const std::string& pod_uid,
                                                 const std::string& container) const
       ABSL_LOCKS_EXCLUDED(mu_);
+  // Makes `devices` (a ListAndWatch snapshot, or a resource with no devices) the resource's
+  // candidates for WithFreeDevices(): its healthy devices that no entry holds; nullptr forgets the
+  // resource (WithFreeDevices() then sees nullptr). O(devices log devices), most of it before the
+  // lock is taken.
+  void SetDevices(const std::string& resource, std::shared_ptr<const ResourceDevices> devices)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // The same with an index the caller built (FreeDevices(snapshot), outside any lock: the sort
+  // of 100,000 IDs takes tens of milliseconds); under the lock only the held devices are marked.
+  // Returns the index it replaces, for the caller to destroy outside its own locks.
+  [[nodiscard]] std::optional<FreeDevices> SetFreeDevices(const std::string& resource,
+                                                          FreeDevices index)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Runs `fn` with the resource's free devices (nullptr: no SetDevices() for it) under the lock.
+  // `fn` must not call back into PodDevices, nor call a plugin.
+  void WithFreeDevices(const std::string& resource,
+                       const std::function<void(const FreeDevices*)>& fn) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+
   // Every committed entry, ordered by (pod, container, resource).
   std::vector<PodDevicesEntry> Entries() const ABSL_LOCKS_EXCLUDED(mu_);
   // The same as the checkpoint stores them; each answer's bytes were serialised once, at commit.
@@ -94,8 +120,7 @@ class PodDevices {
  private:
   struct Allocation {
     DevicesPerNuma devices;
-    v1beta1::ContainerAllocateResponse response;
-    // SerializeResponse(response), kept for the checkpoint.
+    // SerializeResponse(the plugin's answer), what the checkpoint stores; parsed when read.
     std::string response_bytes;
     bool committed = false;
   };
@@ -109,6 +134,8 @@ class PodDevices {
   std::map<Key, Allocation> entries_ ABSL_GUARDED_BY(mu_);
   // Resource → device ID → number of entries holding it.
   std::map<std::string, std::map<std::string, int>> allocated_ ABSL_GUARDED_BY(mu_);
+  // Resource → its free devices (the healthy devices of its snapshot that allocated_ lacks).
+  std::map<std::string, FreeDevices> free_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace kdp::manager

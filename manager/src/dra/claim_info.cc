@@ -27,10 +27,6 @@ std::string UsageDelta(const std::map<std::string, int64_t>& before,
 
 }  // namespace
 
-std::string ClaimInfoKey(const std::string& claim_name, const std::string& namespace_) {
-  return absl::StrCat(namespace_, "/", claim_name);
-}
-
 // ---- ClaimInfo ----------------------------------------------------------------------------------
 
 absl::StatusOr<ClaimInfo> ClaimInfo::FromClaim(const resourceapi::ResourceClaim& claim) {
@@ -142,7 +138,9 @@ absl::StatusOr<std::unique_ptr<ClaimInfoCache>> ClaimInfoCache::Create(
   if (!checkpointer.ok()) return checkpointer.status();
   absl::StatusOr<std::vector<state::ClaimInfoState>> restored = (*checkpointer)->GetOrCreate();
   if (!restored.ok()) return restored.status();
-  std::unique_ptr<ClaimInfoCache> cache(new ClaimInfoCache(*std::move(checkpointer)));
+  std::string path = (*checkpointer)->path();
+  std::unique_ptr<ClaimInfoCache> cache(
+      new ClaimInfoCache(*std::move(checkpointer), nullptr, std::move(path)));
   {
     absl::MutexLock lock(&cache->mu_);
     // Restored claims are not prepared (as newClaimInfoFromState in the kubelet's
@@ -151,6 +149,29 @@ absl::StatusOr<std::unique_ptr<ClaimInfoCache>> ClaimInfoCache::Create(
       cache->contents_.Add(ClaimInfo::FromState(claim));
     }
   }
+  return cache;
+}
+
+absl::StatusOr<std::unique_ptr<ClaimInfoCache>> ClaimInfoCache::CreateJournaled(
+    StateStore* store, std::vector<state::ClaimInfoState> restored) {
+  if (store == nullptr || !store->keeps_dra_state()) {
+    return absl::InvalidArgumentError(
+        "a journalled claim cache needs a state store with DRA state");
+  }
+  std::unique_ptr<ClaimInfoCache> cache(
+      new ClaimInfoCache(nullptr, store, store->dra_checkpoint_path()));
+  {
+    absl::MutexLock lock(&cache->mu_);
+    for (const state::ClaimInfoState& claim : restored) {
+      cache->contents_.Add(ClaimInfo::FromState(claim));  // not prepared, as in Create
+    }
+  }
+  absl::MutexLock write_lock(&cache->write_mu_);
+  for (state::ClaimInfoState& claim : restored) {
+    std::string key = ClaimInfoKey(claim.claim_name, claim.namespace_);
+    cache->recorded_[std::move(key)] = std::move(claim);
+  }
+  cache->written_once_ = true;
   return cache;
 }
 
@@ -175,7 +196,7 @@ absl::Status ClaimInfoCache::WithRLock(absl::FunctionRef<absl::Status(const Cont
   return f(contents_);
 }
 
-absl::Status ClaimInfoCache::SyncToCheckpoint() {
+absl::Status ClaimInfoCache::SyncToCheckpoint(Durability durability) {
   std::vector<state::ClaimInfoState> snapshot;
   uint64_t generation = 0;
   {
@@ -184,9 +205,37 @@ absl::Status ClaimInfoCache::SyncToCheckpoint() {
     generation = generation_;
   }
   absl::MutexLock write_lock(&write_mu_);
-  // A newer snapshot already on disk holds everything this one does.
-  if (written_once_ && written_generation_ >= generation) return absl::OkStatus();
-  if (absl::Status stored = checkpointer_->Store(snapshot); !stored.ok()) return stored;
+  const bool sync = durability == Durability::kDurable;
+  if (written_once_ && written_generation_ >= generation) {
+    // A newer snapshot already written holds everything this one does; journalled, it may not
+    // be durable yet (an empty synced record makes it so).
+    return store_ != nullptr && sync ? store_->RecordDraClaims({}, {}, /*sync=*/true)
+                                     : absl::OkStatus();
+  }
+  if (store_ == nullptr) {
+    if (absl::Status stored = checkpointer_->Store(snapshot); !stored.ok()) return stored;
+  } else {
+    std::map<std::string, state::ClaimInfoState> now;
+    for (state::ClaimInfoState& claim : snapshot) {
+      std::string key = ClaimInfoKey(claim.claim_name, claim.namespace_);
+      now.emplace(std::move(key), std::move(claim));
+    }
+    std::vector<state::ClaimInfoState> changed;
+    std::vector<std::string> deleted;
+    for (const auto& [key, claim] : now) {
+      auto it = recorded_.find(key);
+      if (it == recorded_.end() || it->second != claim) changed.push_back(claim);
+    }
+    for (const auto& [key, claim] : recorded_) {
+      if (now.count(key) == 0) deleted.push_back(key);
+    }
+    if (!changed.empty() || !deleted.empty() || sync) {
+      if (absl::Status recorded = store_->RecordDraClaims(changed, deleted, sync); !recorded.ok()) {
+        return recorded;
+      }
+    }
+    recorded_ = std::move(now);
+  }
   written_generation_ = generation;
   written_once_ = true;
   return absl::OkStatus();

@@ -4,9 +4,10 @@
 // prepared) plus the in-memory `prepared` flag, which is never persisted: after a restart every
 // claim is unprepared again, so the next pod sandbox re-calls its drivers.
 //
-// The cache is keyed "<namespace>/<claimName>" and backed by the checkpoint (checkpoint.h). Its
-// content is reachable only inside WithLock/WithRLock; SyncToCheckpoint writes a snapshot
-// outside the lock.
+// The cache is keyed "<namespace>/<claimName>" and backed by the checkpoint (checkpoint.h), which
+// either the cache rewrites whole (the kubelet's way) or kdp-manager's state store keeps through
+// its journal (a small record per change; the file written by its compaction). Its content is
+// reachable only inside WithLock/WithRLock; SyncToCheckpoint writes a snapshot outside the lock.
 //
 // Thread-safety: ClaimInfo is a value type (externally synchronized); ClaimInfoCache is
 // thread-safe.
@@ -26,12 +27,10 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "manager/src/controlplane/resourceapi/types.h"
-#include "manager/src/dra/checkpoint.h"
+#include "manager/src/dra/checkpoint/checkpoint.h"
+#include "manager/src/state/state_store.h"
 
 namespace kdp::manager::dra {
-
-// The cache key of a claim: "<namespace>/<claimName>".
-std::string ClaimInfoKey(const std::string& claim_name, const std::string& namespace_);
 
 class ClaimInfo {
  public:
@@ -108,6 +107,11 @@ class ClaimInfoCache {
   // errors as Checkpointer::GetOrCreate.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<ClaimInfoCache>> Create(
       const std::string& state_dir, const std::string& checkpoint_name = kCheckpointFileName);
+  // A cache kept by kdp-manager's state store instead (journal records, dra_manager_state written
+  // by its compaction), filled with `restored` (RestoredState::dra_claims), every claim
+  // unprepared. INVALID_ARGUMENT when `store` is null or keeps no DRA state. `store` is borrowed.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<ClaimInfoCache>> CreateJournaled(
+      StateStore* store, std::vector<state::ClaimInfoState> restored);
 
   ClaimInfoCache(const ClaimInfoCache&) = delete;
   ClaimInfoCache& operator=(const ClaimInfoCache&) = delete;
@@ -121,20 +125,40 @@ class ClaimInfoCache {
   [[nodiscard]] absl::Status WithRLock(absl::FunctionRef<absl::Status(const Contents&)> f) const
       ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Writes the current content to the checkpoint: a snapshot taken under the read lock, written
-  // outside it. Concurrent calls never let an older snapshot replace a newer one. On return
-  // (OK) the file holds the content as of the call or newer. Errors as Checkpointer::Store.
-  [[nodiscard]] absl::Status SyncToCheckpoint() ABSL_LOCKS_EXCLUDED(mu_, write_mu_);
+  // How durable a SyncToCheckpoint must be on return.
+  enum class Durability {
+    // On disk (the record before NodePrepareResources, #116411).
+    kDurable,
+    // Journalled cache only: written (a crash of the process keeps it) and made durable by the
+    // next synced record, which kdp-manager's pod admission or deletion writes right after (the
+    // pod record carries the CDI device IDs the admission acknowledged). Without a store: durable.
+    kByNextRecord,
+  };
 
-  const std::string& checkpoint_path() const { return checkpointer_->path(); }
+  // Writes the current content: a snapshot taken under the read lock, written outside it.
+  // Concurrent calls never let an older snapshot replace a newer one. Without a store the whole
+  // checkpoint file is replaced durably (as the kubelet does), and on return (OK) it holds the
+  // content as of the call or newer; with one, the claims that changed since the last write are
+  // journalled as one record. Errors as Checkpointer::Store or StateStore::RecordDraClaims.
+  [[nodiscard]] absl::Status SyncToCheckpoint(Durability durability = Durability::kDurable)
+      ABSL_LOCKS_EXCLUDED(mu_, write_mu_);
+
+  // The checkpoint file (written by the store's compaction when journalled).
+  const std::string& checkpoint_path() const { return checkpoint_path_; }
 
  private:
   friend class ClaimInfoCacheTestPeer;
 
-  explicit ClaimInfoCache(std::unique_ptr<Checkpointer> checkpointer)
-      : checkpointer_(std::move(checkpointer)) {}
+  ClaimInfoCache(std::unique_ptr<Checkpointer> checkpointer, StateStore* store,
+                 std::string checkpoint_path)
+      : checkpointer_(std::move(checkpointer)),
+        store_(store),
+        checkpoint_path_(std::move(checkpoint_path)) {}
 
+  // Exactly one of the two is set.
   const std::unique_ptr<Checkpointer> checkpointer_;
+  StateStore* const store_;
+  const std::string checkpoint_path_;
   mutable absl::Mutex mu_;
   Contents contents_ ABSL_GUARDED_BY(mu_);
   // Bumped by every WithLock, so SyncToCheckpoint can tell snapshots apart.
@@ -143,6 +167,8 @@ class ClaimInfoCache {
   absl::Mutex write_mu_;
   uint64_t written_generation_ ABSL_GUARDED_BY(write_mu_) = 0;
   bool written_once_ ABSL_GUARDED_BY(write_mu_) = false;
+  // Journalled: the claims as last recorded, by key (what the next record is the difference to).
+  std::map<std::string, state::ClaimInfoState> recorded_ ABSL_GUARDED_BY(write_mu_);
 };
 
 }  // namespace kdp::manager::dra

@@ -130,7 +130,9 @@ absl::StatusOr<std::unique_ptr<DraManager>> DraManager::Create(DraManagerOptions
     return absl::InvalidArgumentError("DRA manager: empty health state file name");
   }
   absl::StatusOr<std::unique_ptr<ClaimInfoCache>> cache =
-      ClaimInfoCache::Create(options.state_dir, options.checkpoint_name);
+      options.store != nullptr
+          ? ClaimInfoCache::CreateJournaled(options.store, std::move(options.restored_claims))
+          : ClaimInfoCache::Create(options.state_dir, options.checkpoint_name);
   if (!cache.ok()) return cache.status();
   // newHealthInfoCache: a broken health file is logged and ignored, never fatal.
   auto health = std::make_unique<DeviceHealthTracker>(DeviceHealthTrackerOptions{
@@ -361,7 +363,16 @@ absl::Status DraManager::Prepare(const Pod& pod) {
     return absl::OkStatus();
   });
   if (!locked.ok()) return LockedOperation(locked);
-  return CheckpointError(cache_->SyncToCheckpoint());
+  return CheckpointError(cache_->SyncToCheckpoint(ClaimInfoCache::Durability::kByNextRecord));
+}
+
+std::vector<state::ClaimInfoState> DraManager::ClaimStates() const {
+  std::vector<state::ClaimInfoState> states;
+  (void)cache_->WithRLock([&](const ClaimInfoCache::Contents& contents) {
+    states = contents.Snapshot();
+    return absl::OkStatus();
+  });
+  return states;
 }
 
 // ---- UnprepareResources -------------------------------------------------------------------------
@@ -488,7 +499,7 @@ absl::Status DraManager::Unprepare(const std::string& pod_uid, const std::string
     return absl::OkStatus();
   });
   if (!locked.ok()) return LockedOperation(locked);
-  return CheckpointError(cache_->SyncToCheckpoint());
+  return CheckpointError(cache_->SyncToCheckpoint(ClaimInfoCache::Durability::kByNextRecord));
 }
 
 // ---- Queries ------------------------------------------------------------------------------------

@@ -46,7 +46,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "manager/src/controlplane/resourceapi/types.h"
-#include "manager/src/dra/checkpoint.h"
+#include "manager/src/dra/checkpoint/checkpoint.h"
 #include "manager/src/dra/claim_info.h"
 #include "manager/src/dra/device_health_tracker.h"
 #include "manager/src/dra/health_info.h"
@@ -87,6 +87,12 @@ struct DraManagerOptions {
   // Where PrepareResources/UnprepareResources durations are recorded
   // (dra_operations_duration_seconds); nullptr: nowhere. Borrowed; must outlive the manager.
   const ManagerMetrics* metrics = nullptr;
+  // kdp-manager's state store, when it keeps the DRA state (StateStoreOptions::
+  // dra_checkpoint_path): the cache is then journalled (ClaimInfoCache::CreateJournaled) and
+  // filled with `restored_claims` instead of reading `<state_dir>/<checkpoint_name>` itself.
+  // Borrowed; must outlive the manager. nullptr: the cache writes the checkpoint itself.
+  StateStore* store = nullptr;
+  std::vector<state::ClaimInfoState> restored_claims = {};
 };
 
 class DraManager {
@@ -156,6 +162,9 @@ class DraManager {
   std::map<std::string, int64_t> ClaimsInUse() const;
 
   const std::string& checkpoint_path() const { return cache_->checkpoint_path(); }
+  // The persistent state of every cached claim, in key order (what dra_manager_state holds; the
+  // state store's compaction writes it).
+  std::vector<state::ClaimInfoState> ClaimStates() const;
 
   // The NodePrepareResources and NodeUnprepareResources calls in flight.
   const PeerCallTracker& peer_calls() const { return peer_calls_; }

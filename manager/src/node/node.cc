@@ -248,6 +248,7 @@ absl::Status Node::OpenLocked() {
       {.checkpoint_path = absl::StrCat(plugins_dir_, "/kubelet_internal_checkpoint"),
        .pods_path = absl::StrCat(admin_dir_, "/pods.json"),
        .journal_path = absl::StrCat(admin_dir_, "/journal"),
+       .dra_checkpoint_path = absl::StrCat(options_.kubelet_root, "/", dra::kCheckpointFileName),
        .compaction_delay = options_.compaction_delay,
        .strict = options_.strict_checkpoint},
       &restored);
@@ -322,7 +323,9 @@ absl::Status Node::OpenLocked() {
                                      KDP_LOG_INFO("Health of allocated DRA devices changed", "pods",
                                                   absl::StrJoin(pod_uids, ","));
                                    },
-                               .metrics = metrics_.get()});
+                               .metrics = metrics_.get(),
+                               .store = store_.get(),
+                               .restored_claims = std::move(restored.dra_claims)});
   if (!dra.ok()) {
     KDP_LOG_ERROR("DRA manager cannot start", "err", dra.status().ToString());
     return Annotate(dra.status(), "DRA manager");
@@ -398,8 +401,10 @@ absl::Status Node::RestoreLocked(RestoredState restored) {
     }
   }
   pods_->Restore(std::move(restored.pods));
-  store_->StartCompaction([devices = devices_.get(), pods = pods_.get()] {
-    return StateSnapshot{.devices = devices->CheckpointData(), .pods = pods->Pods()};
+  store_->StartCompaction([devices = devices_.get(), pods = pods_.get(), dra = dra_.get()] {
+    return StateSnapshot{.devices = devices->CheckpointData(),
+                         .pods = pods->Pods(),
+                         .dra_claims = dra->ClaimStates()};
   });
   return absl::OkStatus();
 }

@@ -155,11 +155,13 @@ absl::StatusOr<checkpoint::Entry> EntryFromJson(const json& record) {
 struct Header {
   std::string checkpoint;
   std::string pods;
+  std::string dra;  // "" also when the store keeps no DRA state
   bool foreign = false;
 };
 
 std::string EncodeHeader(const Header& header) {
   json out{{"kdp_state_journal", 1}, {"checkpoint", header.checkpoint}, {"pods", header.pods}};
+  if (!header.dra.empty()) out["dra"] = header.dra;
   if (header.foreign) out["foreign_checkpoint"] = true;
   return out.dump();
 }
@@ -180,6 +182,26 @@ std::optional<uint64_t> ReplayStart(const FileState& file, const std::string& he
       return MemberOr<uint64_t>((*it), "upto", uint64_t{0});
   }
   return std::nullopt;
+}
+
+// Applies a "dra_claims" record to `claims` (by "<namespace>/<name>").
+absl::Status ReplayDraClaims(const json& record,
+                             std::map<std::string, dra::state::ClaimInfoState>* claims) {
+  const json deleted = record.value("deleted", json::array());
+  if (!deleted.is_array()) return absl::DataLossError("\"deleted\" is not an array");
+  for (const json& key : deleted) {
+    if (!key.is_string()) return absl::DataLossError("\"deleted\" holds a non-string");
+    claims->erase(key.get<std::string>());
+  }
+  const std::string set = MemberOr<std::string>(record, "set", std::string());
+  if (set.empty()) return absl::OkStatus();
+  absl::StatusOr<dra::CheckpointData> data = dra::DecodeCheckpointData(set);
+  if (!data.ok()) return absl::DataLossError(data.status().message());
+  for (dra::state::ClaimInfoState& claim : data->claims) {
+    std::string key = dra::ClaimInfoKey(claim.claim_name, claim.namespace_);
+    (*claims)[key] = std::move(claim);
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -240,6 +262,30 @@ absl::StatusOr<std::unique_ptr<StateStore>> StateStore::Open(StateStoreOptions o
     return bytes.status();
   }
 
+  // The DRA manager's checkpoint. Unlike the device manager's, a corrupted one stops the start, as
+  // it stops the kubelet's (#127653: drain the node and remove the file).
+  FileState dra_file;
+  std::map<std::string, dra::state::ClaimInfoState> dra_claims;
+  if (!options.dra_checkpoint_path.empty()) {
+    if (absl::StatusOr<std::string> bytes = ReadFile(options.dra_checkpoint_path); bytes.ok()) {
+      absl::StatusOr<std::vector<dra::state::ClaimInfoState>> decoded =
+          dra::DecodeCheckpoint(*bytes);
+      if (!decoded.ok()) {
+        return absl::Status(
+            decoded.status().code(),
+            absl::StrCat("failed to get checkpoint ", dra::kCheckpointFileName, ": ",
+                         decoded.status().message(), " (", options.dra_checkpoint_path, ")"));
+      }
+      for (dra::state::ClaimInfoState& claim : *decoded) {
+        std::string key = dra::ClaimInfoKey(claim.claim_name, claim.namespace_);
+        dra_claims[key] = std::move(claim);
+      }
+      dra_file.hash = ContentHash(*bytes);
+    } else if (!absl::IsNotFound(bytes.status())) {
+      return bytes.status();
+    }
+  }
+
   // The journal: replay over each file what came after it.
   struct stat journal_stat {};
   const bool journal_existed = ::stat(options.journal_path.c_str(), &journal_stat) == 0;
@@ -248,6 +294,7 @@ absl::StatusOr<std::unique_ptr<StateStore>> StateStore::Open(StateStoreOptions o
                        Journal::Open(options.journal_path,
                                      EncodeHeader({.checkpoint = checkpoint_file.hash,
                                                    .pods = pods_file.hash,
+                                                   .dra = dra_file.hash,
                                                    .foreign = !checkpoint_file.hash.empty()}),
                                      &contents));
   if (contents.dropped_bytes > 0) {
@@ -278,6 +325,8 @@ absl::StatusOr<std::unique_ptr<StateStore>> StateStore::Open(StateStoreOptions o
                   markers, "checkpoint");
   const std::optional<uint64_t> pods_start =
       ReplayStart(pods_file, MemberOr<std::string>(header, "pods", std::string()), markers, "pods");
+  const std::optional<uint64_t> dra_start =
+      ReplayStart(dra_file, MemberOr<std::string>(header, "dra", std::string()), markers, "dra");
   restored->foreign_checkpoint =
       !checkpoint_file.hash.empty() &&
       (!journal_existed || !device_start.has_value() || !pods_file.usable ||
@@ -298,7 +347,8 @@ absl::StatusOr<std::unique_ptr<StateStore>> StateStore::Open(StateStoreOptions o
     const std::string op = MemberOr<std::string>(record, "op", std::string());
     if (op == "compaction") continue;
     const bool device_op = op == "alloc" || op == "remove_pod" || op == "resource";
-    const std::optional<uint64_t>& start = device_op ? device_start : pods_start;
+    const std::optional<uint64_t>& start =
+        device_op ? device_start : (op == "dra_claims" ? dra_start : pods_start);
     if (!start.has_value() || seq <= *start) {
       set_aside += start.has_value() ? 0 : 1;
       continue;
@@ -335,6 +385,12 @@ absl::StatusOr<std::unique_ptr<StateStore>> StateStore::Open(StateStoreOptions o
       if (it != pods.end()) it->second.terminating = true;
     } else if (op == "pod_deleted") {
       pods.erase(MemberOr<std::string>(record, "pod", std::string()));
+    } else if (op == "dra_claims") {
+      absl::Status replayed = ReplayDraClaims(record, &dra_claims);
+      if (!replayed.ok()) {
+        return absl::DataLossError(
+            absl::StrCat(options.journal_path, ": record ", seq, ": ", replayed.message()));
+      }
     } else {
       return absl::DataLossError(
           absl::StrCat(options.journal_path, ": record ", seq, ": unknown op \"", op, "\""));
@@ -344,11 +400,13 @@ absl::StatusOr<std::unique_ptr<StateStore>> StateStore::Open(StateStoreOptions o
   restored->devices.entries.clear();
   for (auto& [key, entry] : entries) restored->devices.entries.push_back(std::move(entry));
   for (auto& [uid, pod] : pods) restored->pods.push_back(std::move(pod));
+  for (auto& [key, claim] : dra_claims) restored->dra_claims.push_back(std::move(claim));
 
   // From here on the journal must describe the files as they are now, so that what is appended
   // after this start is replayed by the next one whatever happened to the files before.
   const Header now{.checkpoint = checkpoint_file.hash,
                    .pods = pods_file.hash,
+                   .dra = dra_file.hash,
                    .foreign = restored->foreign_checkpoint};
   if (set_aside > 0) {
     std::string copy = UnusedName(absl::StrCat(options.journal_path, ".stale-", TimeSuffix()));
@@ -361,8 +419,10 @@ absl::StatusOr<std::unique_ptr<StateStore>> StateStore::Open(StateStoreOptions o
     }
   }
   if (set_aside > 0 || device_start.value_or(0) != 0 || pods_start.value_or(0) != 0 ||
+      dra_start.value_or(0) != 0 ||
       MemberOr<std::string>(header, "checkpoint", std::string()) != now.checkpoint ||
       MemberOr<std::string>(header, "pods", std::string()) != now.pods ||
+      MemberOr<std::string>(header, "dra", std::string()) != now.dra ||
       MemberOr<bool>(header, "foreign_checkpoint", false) != now.foreign) {
     KDP_RETURN_IF_ERROR(journal->Rewrite(EncodeHeader(now), kept));
   }
@@ -437,6 +497,19 @@ absl::Status StateStore::RecordPodDeleted(const std::string& pod_uid, const Appl
   return Record(json{{"op", "pod_deleted"}, {"pod", pod_uid}}.dump(), /*sync=*/true, apply);
 }
 
+absl::Status StateStore::RecordDraClaims(const std::vector<dra::state::ClaimInfoState>& set,
+                                         const std::vector<std::string>& deleted, bool sync) {
+  if (!keeps_dra_state()) {
+    return absl::FailedPreconditionError("the state store keeps no DRA state");
+  }
+  // The claims as dra_manager_state's Data holds them, so the record and the file share one codec.
+  return Record(json{{"op", "dra_claims"},
+                     {"set", set.empty() ? std::string() : dra::EncodeCheckpointData(set)},
+                     {"deleted", deleted}}
+                    .dump(),
+                sync, {});
+}
+
 void StateStore::RequestCompaction() {
   absl::MutexLock lock(&mu_);
   if (!dirty_) {
@@ -461,21 +534,23 @@ absl::Status StateStore::Compact() {
   }
   const std::string checkpoint_bytes = checkpoint::Encode(snapshot.devices);
   const std::string pods_bytes = EncodePods(snapshot.pods);
+  const bool dra = keeps_dra_state();
+  const std::string dra_bytes = dra ? dra::EncodeCheckpoint(snapshot.dra_claims) : std::string();
   const Header written{.checkpoint = ContentHash(checkpoint_bytes),
-                       .pods = ContentHash(pods_bytes)};
+                       .pods = ContentHash(pods_bytes),
+                       .dra = dra ? ContentHash(dra_bytes) : std::string()};
   absl::Status status = [&]() -> absl::Status {
     // The marker first: should a crash leave one file new and the other old, the next start
     // still knows which records each one already holds.
-    KDP_RETURN_IF_ERROR(journal_
-                            ->Append(json{{"op", "compaction"},
-                                          {"upto", upto},
-                                          {"checkpoint", written.checkpoint},
-                                          {"pods", written.pods}}
-                                         .dump(),
-                                     /*sync=*/true)
-                            .status());
+    json marker{{"op", "compaction"},
+                {"upto", upto},
+                {"checkpoint", written.checkpoint},
+                {"pods", written.pods}};
+    if (dra) marker["dra"] = written.dra;
+    KDP_RETURN_IF_ERROR(journal_->Append(marker.dump(), /*sync=*/true).status());
     KDP_RETURN_IF_ERROR(WriteFileDurably(options_.pods_path, pods_bytes));
     KDP_RETURN_IF_ERROR(WriteFileDurably(options_.checkpoint_path, checkpoint_bytes));
+    if (dra) KDP_RETURN_IF_ERROR(WriteFileDurably(options_.dra_checkpoint_path, dra_bytes));
     absl::MutexLock change(&change_mu_);
     absl::MutexLock lock(&mu_);
     std::vector<JournalRecord> after;

@@ -1,12 +1,15 @@
 // StateStore keeps kdp-manager's state across crashes and restarts: the device manager's
-// allocations (in the kubelet's own `kubelet_internal_checkpoint`) and the manager's pod store (the
-// stand-in for the API server's pods, in `kdp/pods.json`), made durable through an append-only
-// journal (`kdp/journal`, journal.h) so that acknowledging an admission costs one small fsync, not
-// a rewrite of the whole state as in the kubelet (O(pods) per allocation).
+// allocations (in the kubelet's own `kubelet_internal_checkpoint`), the DRA manager's claims (in
+// the kubelet's own `dra_manager_state`) and the manager's pod store (the stand-in for the API
+// server's pods, in `kdp/pods.json`), made durable through an append-only journal (`kdp/journal`,
+// journal.h) so that acknowledging an admission costs one small fsync, not a rewrite of the whole
+// state as in the kubelet (O(pods) per allocation).
 //
 // - Every change is appended to the journal first. Pod records are synced before they are
 //   acknowledged; device records are written unsynced and made durable by the pod record that
-//   follows them (an allocation is only acknowledged as part of its pod's admission).
+//   follows them (an allocation is only acknowledged as part of its pod's admission). A DRA claim
+//   record is synced when the DRA manager asks (before NodePrepareResources), else made durable
+//   by the pod record after it.
 // - A background compaction (at most `compaction_delay` after a change, and on Close) snapshots the
 //   state, appends a marker naming the files it is about to write (by a hash of their bytes),
 //   writes pods.json and the checkpoint atomically and durably, then rewrites the journal as a
@@ -38,6 +41,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "manager/src/devicemanager/checkpoint/checkpoint.h"
+#include "manager/src/dra/checkpoint/checkpoint.h"
 #include "manager/src/pod/pod.h"
 #include "manager/src/state/journal.h"
 
@@ -50,6 +54,9 @@ struct StateStoreOptions {
   std::string pods_path;
   // The journal: <kubelet-root>/kdp/journal.
   std::string journal_path;
+  // The DRA manager's checkpoint in the kubelet's format: <kubelet-root>/dra_manager_state.
+  // Empty: the store keeps no DRA state (the DRA manager then writes its own checkpoint).
+  std::string dra_checkpoint_path = {};
   // Longest time between a change and the compaction that writes it into the two files.
   absl::Duration compaction_delay = absl::Seconds(1);
   // Refuse to start (Open fails) when a file cannot be read, instead of starting without it.
@@ -63,6 +70,9 @@ struct RestoredState {
   checkpoint::Data devices = {};
   // The pod store, ordered by UID.
   std::vector<Pod> pods = {};
+  // The DRA manager's claims (dra_manager_state plus the journal), by "<namespace>/<name>"; every
+  // one unprepared, as the kubelet restores them.
+  std::vector<dra::state::ClaimInfoState> dra_claims = {};
   // The checkpoint was not written by this manager's store (a kubelet's file copied in, or one
   // found without kdp's journal), or the pod store was unreadable: pods of the checkpoint may be
   // missing from the pod store, and the caller adopts them rather than letting garbage collection
@@ -74,6 +84,7 @@ struct RestoredState {
 struct StateSnapshot {
   checkpoint::Data devices = {};
   std::vector<Pod> pods = {};
+  std::vector<dra::state::ClaimInfoState> dra_claims = {};  // when dra_checkpoint_path is set
 };
 
 class StateStore {
@@ -116,6 +127,17 @@ class StateStore {
       ABSL_LOCKS_EXCLUDED(change_mu_);
   [[nodiscard]] absl::Status RecordPodDeleted(const std::string& pod_uid, const ApplyFn& apply)
       ABSL_LOCKS_EXCLUDED(change_mu_);
+  // DRA claims changed (`set`, each replacing the claim of its namespace and name) or gone
+  // (`deleted`, keys "<namespace>/<name>"), as one record. With `sync` it is durable on return
+  // (the DRA manager's record before NodePrepareResources, #116411); without, the next synced
+  // record makes it durable (the record after the call, which the pod's admission record follows).
+  // FAILED_PRECONDITION when the store keeps no DRA state.
+  [[nodiscard]] absl::Status RecordDraClaims(const std::vector<dra::state::ClaimInfoState>& set,
+                                             const std::vector<std::string>& deleted, bool sync)
+      ABSL_LOCKS_EXCLUDED(change_mu_);
+  // Whether the store keeps the DRA manager's state (dra_checkpoint_path set).
+  bool keeps_dra_state() const { return !options_.dra_checkpoint_path.empty(); }
+  const std::string& dra_checkpoint_path() const { return options_.dra_checkpoint_path; }
 
   // Asks for a compaction within compaction_delay (e.g. after a ListAndWatch message, whose
   // healthy devices the checkpoint lists).

@@ -243,7 +243,8 @@ class RunnerImpl {
     served.service = std::make_unique<PluginService>(
         served.plugin, served.state, metrics_->ServiceMetrics(served.plugin->resource_name()));
     absl::StatusOr<std::unique_ptr<grpc::Server>> server =
-        ServeOnUnixSocket(served.socket_path, served.service.get());
+        // One idle poller: a plugin at rest runs it and one thread per open ListAndWatch.
+        ServeOnUnixSocket(served.socket_path, served.service.get(), ServeOptions{.max_pollers = 1});
     if (!server.ok()) {
       served.service.reset();
       return absl::Status(server.status().code(),

@@ -1,11 +1,16 @@
 #include "sdk/src/dra/checkpoint.h"
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <utility>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "common/durable_file.h"
 #include "nlohmann/json.hpp"
 
@@ -64,7 +69,8 @@ bool ReadStrings(const json& object, const char* key, std::vector<std::string>* 
 
 }  // namespace
 
-std::string EncodeDraCheckpoint(const std::string& driver, const PreparedClaims& claims) {
+std::string EncodeDraCheckpoint(const std::string& driver, const PreparedClaims& claims,
+                                uint64_t generation) {
   json prepared = json::array();
   for (const auto& [uid, record] : claims) {
     json devices = json::array();
@@ -79,6 +85,7 @@ std::string EncodeDraCheckpoint(const std::string& driver, const PreparedClaims&
                {"kind", kKind},
                {"driver", driver},
                {"preparedClaims", std::move(prepared)}};
+  if (generation > 0) data["generation"] = generation;
   std::string data_text = data.dump(-1, ' ', false, json::error_handler_t::replace);
   json file = {{"checksum", Crc32(data_text)}, {"data", data_text}};
   return file.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
@@ -86,7 +93,7 @@ std::string EncodeDraCheckpoint(const std::string& driver, const PreparedClaims&
 
 absl::StatusOr<PreparedClaims> DecodeDraCheckpoint(const std::string& bytes,
                                                    const std::string& driver,
-                                                   const std::string& what) {
+                                                   const std::string& what, uint64_t* generation) {
   auto corrupt = [&what](const std::string& why) {
     return absl::DataLossError(absl::StrCat("checkpoint ", what, " is corrupted: ", why,
                                             " (remove the file to start afresh)"));
@@ -117,6 +124,13 @@ absl::StatusOr<PreparedClaims> DecodeDraCheckpoint(const std::string& bytes,
   if (file_driver != driver) {
     return absl::FailedPreconditionError(absl::StrCat("checkpoint ", what, " belongs to driver \"",
                                                       file_driver, "\", not \"", driver, "\""));
+  }
+  auto stored_generation = data.find("generation");
+  if (stored_generation != data.end() && !stored_generation->is_number_unsigned()) {
+    return corrupt("generation must be a non-negative integer");
+  }
+  if (generation != nullptr) {
+    *generation = stored_generation == data.end() ? 0 : stored_generation->get<uint64_t>();
   }
   PreparedClaims claims;
   auto prepared = data.find("preparedClaims");
@@ -159,17 +173,138 @@ absl::StatusOr<PreparedClaims> DecodeDraCheckpoint(const std::string& bytes,
   return claims;
 }
 
-absl::StatusOr<PreparedClaims> DraCheckpoint::Load() const {
-  absl::StatusOr<std::string> bytes = ReadFile(path_);
-  if (!bytes.ok()) {
-    if (absl::IsNotFound(bytes.status())) return PreparedClaims();
-    return bytes.status();
-  }
-  return DecodeDraCheckpoint(*bytes, driver_, path_);
+// Where the next Store goes, and what this process knows to be on disk.
+struct DraCheckpoint::Slots {
+  absl::Mutex mu;
+  bool loaded ABSL_GUARDED_BY(mu) = false;
+  int target ABSL_GUARDED_BY(mu) = 0;                // the slot the next Store overwrites
+  uint64_t next_generation ABSL_GUARDED_BY(mu) = 1;  // what the next Store writes
+  // The highest generation known durable: written with a sync here, or synced at Load. Files of
+  // earlier kdp (generation 0) were written durably.
+  uint64_t durable_generation ABSL_GUARDED_BY(mu) = 0;
+};
+
+DraCheckpoint::DraCheckpoint(std::string path, std::string driver)
+    : path_(std::move(path)), driver_(std::move(driver)), slots_(std::make_shared<Slots>()) {}
+
+namespace {
+
+// fdatasync of an existing file (a slot another instance, or this one before a crash, wrote).
+absl::Status SyncFile(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus(errno, absl::StrCat("open ", path));
+  const int synced = ::fdatasync(fd);
+  const int error = errno;
+  ::close(fd);
+  return synced == 0 ? absl::OkStatus() : ErrnoStatus(error, absl::StrCat("fdatasync ", path));
 }
 
-absl::Status DraCheckpoint::Store(const PreparedClaims& claims) const {
-  return WriteFileDurably(path_, EncodeDraCheckpoint(driver_, claims), 0600);
+absl::Status SyncDirectoryOf(const std::string& path) {
+  const std::string dir = DirectoryOf(path);
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus(errno, absl::StrCat("open directory ", dir));
+  const int synced = ::fsync(fd);
+  const int error = errno;
+  ::close(fd);
+  return synced == 0 ? absl::OkStatus() : ErrnoStatus(error, absl::StrCat("fsync ", dir));
+}
+
+}  // namespace
+
+absl::StatusOr<PreparedClaims> DraCheckpoint::Load() const {
+  Slots& slots = *slots_;
+  absl::MutexLock lock(&slots.mu);
+  return LoadLocked(slots);
+}
+
+absl::StatusOr<PreparedClaims> DraCheckpoint::LoadLocked(Slots& slots) const {
+  slots.mu.AssertHeld();
+  struct Read {
+    bool exists = false;
+    absl::StatusOr<PreparedClaims> claims = PreparedClaims();
+    uint64_t generation = 0;
+  };
+  Read read[2];
+  for (int slot = 0; slot < 2; ++slot) {
+    absl::StatusOr<std::string> bytes = ReadFile(SlotPath(slot));
+    if (absl::IsNotFound(bytes.status())) continue;
+    if (!bytes.ok()) return bytes.status();
+    read[slot].exists = true;
+    read[slot].claims =
+        DecodeDraCheckpoint(*bytes, driver_, SlotPath(slot), &read[slot].generation);
+    // Another driver's file, or a format this SDK does not read: never a torn write.
+    if (absl::IsFailedPrecondition(read[slot].claims.status())) return read[slot].claims;
+  }
+  int newest = -1;
+  for (int slot = 0; slot < 2; ++slot) {
+    if (!read[slot].exists || !read[slot].claims.ok()) continue;
+    if (newest < 0 || read[slot].generation > read[newest].generation) newest = slot;
+  }
+  if (newest < 0) {
+    for (const Read& r : read) {
+      if (r.exists) return r.claims.status();  // neither slot parses
+    }
+    slots.loaded = true;  // neither exists
+    slots.target = 0;
+    slots.next_generation = 1;
+    return PreparedClaims();
+  }
+  // Before the other slot is overwritten, the newest must be on disk.
+  if (read[newest].generation > slots.durable_generation) {
+    if (absl::Status synced = SyncFile(SlotPath(newest)); !synced.ok()) return synced;
+    slots.durable_generation = read[newest].generation;
+  }
+  slots.loaded = true;
+  slots.target = 1 - newest;
+  slots.next_generation = read[newest].generation + 1;
+  return *std::move(read[newest].claims);
+}
+
+absl::Status DraCheckpoint::Store(const PreparedClaims& claims, bool sync) const {
+  Slots& slots = *slots_;
+  absl::MutexLock lock(&slots.mu);
+  if (!slots.loaded) {
+    // Where to write follows from what is there; unreadable slots are overwritten.
+    absl::StatusOr<PreparedClaims> loaded = LoadLocked(slots);
+    if (!loaded.ok() && !absl::IsDataLoss(loaded.status())) return loaded.status();
+    slots.loaded = true;
+  }
+  const std::string path = SlotPath(slots.target);
+  const std::string bytes = EncodeDraCheckpoint(driver_, claims, slots.next_generation);
+  bool created = true;
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0 && errno == EEXIST) {
+    created = false;
+    fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  }
+  if (fd < 0) return ErrnoStatus(errno, absl::StrCat("open ", path));
+  absl::Status status = [&]() -> absl::Status {
+    size_t written = 0;
+    while (written < bytes.size()) {
+      const ssize_t n =
+          ::pwrite(fd, bytes.data() + written, bytes.size() - written, static_cast<off_t>(written));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return ErrnoStatus(errno, absl::StrCat("write ", path));
+      written += static_cast<size_t>(n);
+    }
+    if (::ftruncate(fd, static_cast<off_t>(bytes.size())) != 0) {
+      return ErrnoStatus(errno, absl::StrCat("truncate ", path));
+    }
+    if (sync && ::fdatasync(fd) != 0) return ErrnoStatus(errno, absl::StrCat("fdatasync ", path));
+    return absl::OkStatus();
+  }();
+  ::close(fd);
+  // A new slot's name must survive a power loss too (once per slot).
+  if (status.ok() && created) status = SyncDirectoryOf(path);
+  if (!status.ok()) {
+    // The slot may now hold half a file: the next Load skips it, and its state stays the other
+    // slot's. Loading again decides where the next write goes.
+    slots.loaded = false;
+    return status;
+  }
+  if (sync) slots.durable_generation = slots.next_generation;
+  ++slots.next_generation;
+  return absl::OkStatus();
 }
 
 }  // namespace kdp::internal

@@ -188,7 +188,10 @@ absl::StatusOr<std::map<std::string, ClaimPrepareOutcome>> DraNodeServer::Prepar
     }
   }
   if (added) {
-    if (absl::Status stored = checkpoint_.Store(records); !stored.ok()) {
+    // Not synced: a crash of this process keeps it, and the record after the vendor's Prepare,
+    // synced into the same slot, makes both durable before the kubelet hears of the result. A
+    // power loss in between loses the node's CDI specs (/var/run) with it.
+    if (absl::Status stored = checkpoint_.Store(records, /*sync=*/false); !stored.ok()) {
       return absl::Status(stored.code(),
                           absl::StrCat("recording claims before prepare: ", stored.message()));
     }

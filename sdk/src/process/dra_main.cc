@@ -13,6 +13,7 @@
 namespace kdp {
 
 int RunDraDriver(int argc, char** argv, DraMain main) {
+  internal::LimitMallocArenas();  // before any thread: they all share one arena
   internal::ProgramFlags program(main.name, main.description);
   DraRunnerOptions options;
   CLI::App& app = program.app();

@@ -11,6 +11,7 @@
 namespace kdp {
 
 int RunPlugins(int argc, char** argv, PluginMain main) {
+  internal::LimitMallocArenas();  // before any thread: they all share one arena
   internal::ProgramFlags program(main.name, main.description);
   RunnerOptions options;
   CLI::App& app = program.app();

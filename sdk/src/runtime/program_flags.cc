@@ -1,8 +1,10 @@
 #include "sdk/src/runtime/program_flags.h"
 
+#include <malloc.h>
 #include <signal.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <utility>
 
 #include "CLI/CLI.hpp"
@@ -91,6 +93,10 @@ sigset_t BlockTerminationSignals() {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   return signals;
+}
+
+void LimitMallocArenas() {
+  if (std::getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, 1);
 }
 
 void LogFactoryError(const std::string& program, const absl::Status& status) {

@@ -64,6 +64,14 @@ class ProgramFlags {
 // to sigwait() for.
 sigset_t BlockTerminationSignals();
 
+// One malloc arena for the whole process (mallopt(M_ARENA_MAX, 1)) unless MALLOC_ARENA_MAX is set
+// in the environment (the user's choice wins). glibc gives each thread that meets a locked arena
+// one of its own, up to 8 per core, and each keeps its freed pages: a plugin with ten threads
+// held 1.2-1.8 MiB more (docs/benchmarks.md, footprint_benchmark). A plugin's threads allocate
+// little and seldom at once, so they lose nothing by sharing. Called first by RunPlugins() and
+// RunDraDriver(), which own the process; a library never changes malloc's settings.
+void LimitMallocArenas();
+
 // Logs a vendor factory's failure (the process then exits 1).
 void LogFactoryError(const std::string& program, const absl::Status& status);
 

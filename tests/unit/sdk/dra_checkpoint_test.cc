@@ -118,5 +118,128 @@ TEST(DraCheckpoint, StoreIntoAMissingDirectoryFails) {
   EXPECT_THAT(status.message(), HasSubstr("no/such"));
 }
 
+// ---- The two slots ----
+
+PreparedClaims OneClaim(const std::string& uid) {
+  PreparedClaims claims;
+  claims[uid] = PreparedClaimRecord{
+      .ref = {.namespace_ = "default", .name = "c-" + uid, .uid = uid}, .completed = true};
+  return claims;
+}
+
+// The generation and claims a slot file holds; generation -1 when it does not parse.
+std::pair<int64_t, PreparedClaims> Slot(const DraCheckpoint& checkpoint, int slot) {
+  absl::StatusOr<std::string> bytes = ReadFile(checkpoint.SlotPath(slot));
+  if (!bytes.ok()) return {-1, {}};
+  uint64_t generation = 0;
+  absl::StatusOr<PreparedClaims> claims =
+      DecodeDraCheckpoint(*bytes, kDriver, checkpoint.SlotPath(slot), &generation);
+  if (!claims.ok()) return {-1, {}};
+  return {static_cast<int64_t>(generation), *claims};
+}
+
+TEST(DraCheckpointSlots, EachLoadAndStoreGoesToTheSlotNotHoldingTheNewestState) {
+  testing::TempDir dir;
+  DraCheckpoint checkpoint(dir.Path("prepared-claims.json"), kDriver);
+  EXPECT_EQ(checkpoint.SlotPath(1), dir.Path("prepared-claims.json.1"));
+  ASSERT_TRUE(checkpoint.Load().ok());
+  ASSERT_TRUE(checkpoint.Store(OneClaim("a")).ok());
+  EXPECT_EQ(Slot(checkpoint, 0), std::make_pair(int64_t{1}, OneClaim("a")));
+  EXPECT_EQ(Slot(checkpoint, 1).first, -1) << "not written yet";
+
+  ASSERT_EQ(*checkpoint.Load(), OneClaim("a"));
+  ASSERT_TRUE(checkpoint.Store(OneClaim("b")).ok());
+  EXPECT_EQ(Slot(checkpoint, 0), std::make_pair(int64_t{1}, OneClaim("a"))) << "kept";
+  EXPECT_EQ(Slot(checkpoint, 1), std::make_pair(int64_t{2}, OneClaim("b")));
+
+  // A new instance (a restarted driver) reads the newest and overwrites the older slot.
+  DraCheckpoint restarted(dir.Path("prepared-claims.json"), kDriver);
+  ASSERT_EQ(*restarted.Load(), OneClaim("b"));
+  ASSERT_TRUE(restarted.Store(OneClaim("c")).ok());
+  EXPECT_EQ(Slot(restarted, 0), std::make_pair(int64_t{3}, OneClaim("c")));
+  EXPECT_EQ(Slot(restarted, 1), std::make_pair(int64_t{2}, OneClaim("b")));
+  EXPECT_EQ(*DraCheckpoint(dir.Path("prepared-claims.json"), kDriver).Load(), OneClaim("c"));
+}
+
+TEST(DraCheckpointSlots, StoresBetweenTwoLoadsOverwriteTheSameSlotSoTheDurableOneStays) {
+  testing::TempDir dir;
+  DraCheckpoint checkpoint(dir.Path("cp.json"), kDriver);
+  ASSERT_TRUE(checkpoint.Store(OneClaim("durable")).ok());  // slot 0, generation 1
+  ASSERT_TRUE(checkpoint.Load().ok());
+  // The record before the vendor's Prepare (unsynced), then the one after it (synced).
+  ASSERT_TRUE(checkpoint.Store(OneClaim("started"), /*sync=*/false).ok());
+  EXPECT_EQ(Slot(checkpoint, 1), std::make_pair(int64_t{2}, OneClaim("started")));
+  ASSERT_TRUE(checkpoint.Store(OneClaim("completed")).ok());
+  EXPECT_EQ(Slot(checkpoint, 1), std::make_pair(int64_t{3}, OneClaim("completed")));
+  EXPECT_EQ(Slot(checkpoint, 0), std::make_pair(int64_t{1}, OneClaim("durable")))
+      << "the last durable state is never the slot being written";
+}
+
+TEST(DraCheckpointSlots, ATornNewestSlotLeavesTheOtherSlotsState) {
+  testing::TempDir dir;
+  DraCheckpoint checkpoint(dir.Path("cp.json"), kDriver);
+  ASSERT_TRUE(checkpoint.Store(OneClaim("old")).ok());
+  ASSERT_TRUE(checkpoint.Load().ok());
+  ASSERT_TRUE(checkpoint.Store(OneClaim("new")).ok());
+  // A crash in the middle of the write: the slot holds the first half of its new bytes.
+  const std::string bytes = *ReadFile(checkpoint.SlotPath(1));
+  ASSERT_TRUE(WriteFileDurably(checkpoint.SlotPath(1), bytes.substr(0, bytes.size() / 2)).ok());
+  DraCheckpoint reader(dir.Path("cp.json"), kDriver);
+  absl::StatusOr<PreparedClaims> loaded = reader.Load();
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(*loaded, OneClaim("old"));
+  // The torn slot is the one the next write replaces.
+  ASSERT_TRUE(reader.Store(OneClaim("next")).ok());
+  EXPECT_EQ(Slot(reader, 1), std::make_pair(int64_t{2}, OneClaim("next")));
+  EXPECT_EQ(*DraCheckpoint(dir.Path("cp.json"), kDriver).Load(), OneClaim("next"));
+}
+
+TEST(DraCheckpointSlots, AFileOfAnEarlierSdkWithoutGenerationIsReadAndKept) {
+  testing::TempDir dir;
+  ASSERT_TRUE(
+      WriteFileDurably(dir.Path("cp.json"), EncodeDraCheckpoint(kDriver, SampleClaims())).ok());
+  EXPECT_THAT(*ReadFile(dir.Path("cp.json")), ::testing::Not(HasSubstr("generation")));
+  DraCheckpoint checkpoint(dir.Path("cp.json"), kDriver);
+  ASSERT_EQ(*checkpoint.Load(), SampleClaims());
+  ASSERT_TRUE(checkpoint.Store(OneClaim("a")).ok());
+  EXPECT_EQ(Slot(checkpoint, 0), std::make_pair(int64_t{0}, SampleClaims()));
+  EXPECT_EQ(Slot(checkpoint, 1), std::make_pair(int64_t{1}, OneClaim("a")));
+}
+
+TEST(DraCheckpointSlots, NeitherSlotParsingIsDataLossNamingTheFile) {
+  testing::TempDir dir;
+  DraCheckpoint checkpoint(dir.Path("cp.json"), kDriver);
+  ASSERT_TRUE(WriteFileDurably(checkpoint.SlotPath(0), "{").ok());
+  ASSERT_TRUE(WriteFileDurably(checkpoint.SlotPath(1), "[]").ok());
+  absl::StatusOr<PreparedClaims> loaded = checkpoint.Load();
+  EXPECT_EQ(loaded.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(loaded.status().message(), HasSubstr(dir.Path("cp.json")));
+}
+
+TEST(DraCheckpointSlots, AnotherDriversSlotIsRefusedEvenBesideAValidOne) {
+  testing::TempDir dir;
+  DraCheckpoint checkpoint(dir.Path("cp.json"), kDriver);
+  ASSERT_TRUE(checkpoint.Store(OneClaim("a")).ok());
+  ASSERT_TRUE(WriteFileDurably(checkpoint.SlotPath(1),
+                               EncodeDraCheckpoint("net.example.com", OneClaim("b"), 7))
+                  .ok());
+  absl::StatusOr<PreparedClaims> loaded = checkpoint.Load();
+  EXPECT_EQ(loaded.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(loaded.status().message(), HasSubstr("net.example.com"));
+}
+
+TEST(DraCheckpointSlots, ANegativeOrNonNumericGenerationIsCorrupt) {
+  json file = json::parse(EncodeDraCheckpoint(kDriver, OneClaim("a"), 3));
+  json data = json::parse(file["data"].get<std::string>());
+  EXPECT_EQ(data["generation"], 3);
+  data["generation"] = "three";
+  file["data"] = data.dump();
+  file["checksum"] =
+      crc32(0, reinterpret_cast<const Bytef*>(file["data"].get<std::string>().data()),
+            file["data"].get<std::string>().size());
+  EXPECT_EQ(DecodeDraCheckpoint(file.dump(), kDriver, "cp").status().code(),
+            absl::StatusCode::kDataLoss);
+}
+
 }  // namespace
 }  // namespace kdp::internal

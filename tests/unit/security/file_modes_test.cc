@@ -20,7 +20,7 @@
 #include "kdp/cdi.h"
 #include "manager/src/controlplane/resourceapi/kubeconfig.h"
 #include "manager/src/devicemanager/registration_server.h"
-#include "manager/src/dra/checkpoint.h"
+#include "manager/src/dra/checkpoint/checkpoint.h"
 #include "sdk/src/dra/checkpoint.h"
 #include "tests/testing/temp_dir.h"
 
@@ -105,6 +105,9 @@ TEST_F(FileModes, SdkDriverCheckpointIs0600) {
   internal::DraCheckpoint checkpoint(dir_.Path("prepared-claims.json"), "gpu.example.com");
   ASSERT_TRUE(checkpoint.Store({}).ok());
   EXPECT_EQ(ModeOf(checkpoint.path()), 0600u);
+  ASSERT_TRUE(checkpoint.Load().ok());  // the next write goes to the second slot
+  ASSERT_TRUE(checkpoint.Store({}).ok());
+  EXPECT_EQ(ModeOf(checkpoint.SlotPath(1)), 0600u);
 }
 
 TEST_F(FileModes, CdiSpecsAreReadableByRuntimesButNeverWritableByOthers) {

@@ -25,7 +25,7 @@
 #include "kdp/plugin_runner.h"
 #include "manager/src/devicemanager/plugin_watcher_handler.h"
 #include "manager/src/devicemanager/registration_server.h"
-#include "manager/src/dra/checkpoint.h"
+#include "manager/src/dra/checkpoint/checkpoint.h"
 #include "manager/src/dra/plugin/dra_plugin_manager.h"
 #include "sdk/src/dra/checkpoint.h"
 #include "sdk/src/dra/node_server.h"

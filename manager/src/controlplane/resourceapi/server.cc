@@ -7,15 +7,26 @@
 #include <openssl/x509.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
+#include <deque>
+#include <functional>
+#include <iterator>
+#include <limits>
+#include <list>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
+#include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
 #include "httplib.h"
@@ -49,6 +60,101 @@ struct TlsIdentity {
 };
 
 namespace {
+
+// httplib's ThreadPool starts all its workers at construction: 64 threads that wait at rest, most
+// of kdp-manager's threads (issue 19). This pool starts a worker only when a request finds none
+// idle, up to `max_threads` (so watches and short requests have the same room as before), and a
+// worker that stays idle for kIdleExit ends: at rest the server holds no worker thread.
+// Thread-safe.
+class ElasticThreadPool final : public httplib::TaskQueue {
+ public:
+  static constexpr absl::Duration kIdleExit = absl::Seconds(10);
+
+  explicit ElasticThreadPool(int max_threads)
+      : max_threads_(static_cast<size_t>(std::max(1, max_threads))) {}
+  ~ElasticThreadPool() override { shutdown(); }
+
+  ElasticThreadPool(const ElasticThreadPool&) = delete;
+  ElasticThreadPool& operator=(const ElasticThreadPool&) = delete;
+
+  void enqueue(std::function<void()> fn) override ABSL_LOCKS_EXCLUDED(mu_) {
+    std::list<Worker> ended;
+    {
+      absl::MutexLock lock(&mu_);
+      if (shutdown_) return;  // the server stopped listening before shutdown()
+      jobs_.push_back(std::move(fn));
+      ended = TakeEndedLocked();
+      if (jobs_.size() > idle_ && live_ < max_threads_) {
+        ++live_;
+        auto worker = workers_.emplace(workers_.end());
+        worker->thread = std::thread([this, worker] { Work(worker); });
+      }
+    }
+    for (Worker& worker : ended) worker.thread.join();
+  }
+
+  // Runs the queued jobs, then joins every worker (as httplib's ThreadPool). Idempotent.
+  void shutdown() override ABSL_LOCKS_EXCLUDED(mu_) {
+    std::list<Worker> all;
+    {
+      absl::MutexLock lock(&mu_);
+      shutdown_ = true;
+      auto none_live = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return live_ == 0; };
+      mu_.Await(absl::Condition(&none_live));
+      all.swap(workers_);
+    }
+    for (Worker& worker : all) {
+      if (worker.thread.joinable()) worker.thread.join();
+    }
+  }
+
+ private:
+  struct Worker {
+    std::thread thread;
+    bool ended = false;
+  };
+
+  std::list<Worker> TakeEndedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    std::list<Worker> ended;
+    for (auto it = workers_.begin(); it != workers_.end();) {
+      auto next = std::next(it);
+      if (it->ended) ended.splice(ended.end(), workers_, it);
+      it = next;
+    }
+    return ended;
+  }
+
+  void Work(std::list<Worker>::iterator self) ABSL_LOCKS_EXCLUDED(mu_) {
+    while (true) {
+      std::function<void()> job;
+      {
+        absl::MutexLock lock(&mu_);
+        auto ready = [this]()
+                         ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !jobs_.empty() || shutdown_; };
+        ++idle_;
+        mu_.AwaitWithTimeout(absl::Condition(&ready), kIdleExit);
+        --idle_;
+        if (jobs_.empty()) {
+          // Idle for kIdleExit, or shutting down: joined by the next enqueue() or shutdown().
+          self->ended = true;
+          --live_;
+          return;
+        }
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      job();
+    }
+  }
+
+  const size_t max_threads_;
+  absl::Mutex mu_;
+  std::deque<std::function<void()>> jobs_ ABSL_GUARDED_BY(mu_);
+  std::list<Worker> workers_ ABSL_GUARDED_BY(mu_);
+  size_t live_ ABSL_GUARDED_BY(mu_) = 0;  // workers started and not ended
+  size_t idle_ ABSL_GUARDED_BY(mu_) = 0;  // workers waiting for a job
+  bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
+};
 
 using Json = nlohmann::json;
 
@@ -186,7 +292,7 @@ ResourceApiServer::ResourceApiServer(ObjectStore* store, ResourceApiServerOption
   }
   if (identity.ok()) TrustClientCa(http_->ssl_context(), (*identity)->ca.get());
   const int threads = options_.threads;
-  http_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  http_->new_task_queue = [threads] { return new ElasticThreadPool(threads); };
   // httplib's default sets SO_REUSEPORT, which would let a second process bind the same port and
   // take a share of the drivers' requests (and their bearer token). SO_REUSEADDR alone still
   // allows a quick restart over TIME_WAIT but makes a live port a bind error.
@@ -199,6 +305,10 @@ ResourceApiServer::ResourceApiServer(ObjectStore* store, ResourceApiServerOption
   // An idle kept connection holds a worker until this passes, and Stop() waits for the workers:
   // httplib's default (5 s) would make every shutdown with a connected driver take 5 s.
   http_->set_keep_alive_timeout(1);
+  // httplib closes a kept connection after 5 requests by default, so a driver that GETs a claim
+  // per NodePrepareResources paid a TLS handshake every fifth call (half the client's CPU in the
+  // DRA admission); the API server sets no such limit.
+  http_->set_keep_alive_max_count(std::numeric_limits<int>::max());
   auto handler = [this](const httplib::Request& request, httplib::Response& response) {
     Handle(request, response);
   };

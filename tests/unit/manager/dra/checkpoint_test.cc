@@ -2,7 +2,7 @@
 // cases of the kubelet (new checkpoint, one claim, several devices, two claims, bad checksum,
 // invalid JSON, exact bytes on store), with test vectors written out here and their CRC-32
 // computed by a bitwise implementation independent of zlib.
-#include "manager/src/dra/checkpoint.h"
+#include "manager/src/dra/checkpoint/checkpoint.h"
 
 #include <fstream>
 #include <sstream>

@@ -65,6 +65,9 @@ struct ClaimInfoState {
 
 }  // namespace state
 
+// The key of a claim in the DRA manager's cache and the state store: "<namespace>/<claimName>".
+std::string ClaimInfoKey(const std::string& claim_name, const std::string& namespace_);
+
 inline constexpr char kCheckpointFileName[] = "dra_manager_state";
 inline constexpr char kCheckpointKind[] = "DRACheckpoint";
 inline constexpr char kCheckpointApiVersion[] = "checkpoint.dra.kubelet.k8s.io/v1";

@@ -1,4 +1,4 @@
-#include "manager/src/dra/checkpoint.h"
+#include "manager/src/dra/checkpoint/checkpoint.h"
 
 #include <zlib.h>
 
@@ -189,6 +189,10 @@ bool LooksLikeSpewFormat(const Json& root) {
 }
 
 }  // namespace
+
+std::string ClaimInfoKey(const std::string& claim_name, const std::string& namespace_) {
+  return absl::StrCat(namespace_, "/", claim_name);
+}
 
 uint32_t Crc32Ieee(std::string_view bytes) {
   uLong crc = ::crc32(0L, Z_NULL, 0);
