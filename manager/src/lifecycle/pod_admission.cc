@@ -60,6 +60,7 @@ class PodAdmission::NameLock {
 
 absl::StatusOr<AdmitResult> PodAdmission::Admit(Pod pod, Json submitted, bool retry_refused) {
   const NameLock name_lock(this, pod.namespace_, pod.name);
+  const std::string namespace_ = pod.namespace_, name = pod.name;  // `pod` is moved below
   if (retry_refused && options_.status != nullptr) {
     (void)options_.status->DeleteRejected(pod.namespace_, pod.name);  // NOT_FOUND: none
   }
@@ -88,7 +89,8 @@ absl::StatusOr<AdmitResult> PodAdmission::Admit(Pod pod, Json submitted, bool re
       }
     }
   }
-  if (options_.status != nullptr) options_.status->Sync();
+  // This pod only: a sync of every pod after each admission made admissions O(pods).
+  if (options_.status != nullptr) options_.status->SyncPod(namespace_, name);
   return result;
 }
 
@@ -128,7 +130,7 @@ absl::StatusOr<PodDeletion> PodAdmission::Delete(const std::string& namespace_,
     if (object.ok()) deletion.object = *std::move(object);
   }
   absl::StatusOr<std::string> deleted = pods_->Delete(namespace_, name);
-  if (options_.status != nullptr) options_.status->Sync();
+  if (options_.status != nullptr) options_.status->SyncPod(namespace_, name);
   if (!deleted.ok()) return deleted.status();
   deletion.uid = *deleted;
   if (options_.persister != nullptr) {

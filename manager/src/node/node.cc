@@ -357,6 +357,9 @@ absl::Status Node::OpenLocked() {
       StatusManagerOptions{
           .node_name = options_.node_name,
           .pods = [pods = pods_.get()] { return pods->List(); },
+          .pod = [pods = pods_.get()](
+                     const std::string& namespace_,
+                     const std::string& name) { return pods->Get(namespace_, name); },
           .health = [devices = devices_.get()](const std::string& resource,
                                                const std::string& id) -> std::string {
             for (const auto& entry : devices->SharedResources()) {

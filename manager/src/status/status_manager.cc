@@ -53,44 +53,7 @@ int StatusManager::Sync() {
     known.insert({pod.pod.namespace_, pod.pod.name});
     uids.insert(pod.pod.uid);
     if (pod.pod.terminating) continue;
-    absl::StatusOr<Json> existing = store_->Get(Kind::kPod, pod.pod.namespace_, pod.pod.name);
-    if (existing.ok() && (*existing)["metadata"].value("uid", "") != pod.pod.uid) {
-      // Another pod of that name ran before (deleted while the manager was down).
-      (void)store_->Delete(Kind::kPod, pod.pod.namespace_, pod.pod.name);
-      existing = absl::NotFoundError("replaced");
-    }
-    if (!existing.ok()) {
-      // The client's object (PodFromJson checked that it is one); null for kdpctl's pods.
-      Json sent = pod.pod.api_object.empty()
-                      ? Json()
-                      : Json::parse(pod.pod.api_object, nullptr, /*allow_exceptions=*/false);
-      if (sent.is_discarded()) sent = nullptr;
-      Json object =
-          WithSubmitted(PodObject(pod, options_.node_name, now, options_.health), std::move(sent));
-      if (absl::Status written = WritePod(store_, object); !written.ok()) {
-        KDP_LOG_WARNING("Cannot write a pod to the local API", "pod",
-                        absl::StrCat(pod.pod.namespace_, "/", pod.pod.name), "err",
-                        written.ToString());
-        continue;
-      }
-      ++changes;
-      if (events_ != nullptr) {
-        events_->Record({.kind = "Pod",
-                         .namespace_ = pod.pod.namespace_,
-                         .name = pod.pod.name,
-                         .uid = pod.pod.uid},
-                        {.component = "default-scheduler", .host = ""}, kEventNormal, "Scheduled",
-                        absl::StrCat("Successfully assigned ", pod.pod.namespace_, "/",
-                                     pod.pod.name, " to ", options_.node_name));
-      }
-      continue;
-    }
-    const absl::Time started = ParseRfc3339((*existing)["metadata"]["creationTimestamp"], now);
-    Json desired = PodObject(pod, options_.node_name, started, options_.health);
-    if (desired["status"] == (*existing)["status"]) continue;
-    Json update = *existing;
-    update["status"] = std::move(desired["status"]);
-    if (store_->UpdateStatus(Kind::kPod, std::move(update)).ok()) ++changes;
+    changes += SyncOneLocked(pod, now);
   }
   for (const Json& object : store_->List(Kind::kPod, "").items) {
     const std::string namespace_ = object["metadata"].value("namespace", "");
@@ -99,6 +62,59 @@ int StatusManager::Sync() {
     if (store_->Delete(Kind::kPod, namespace_, name).ok()) ++changes;
   }
   return changes;
+}
+
+int StatusManager::SyncOneLocked(const AdmittedPod& pod, absl::Time now) {
+  absl::StatusOr<Json> existing = store_->Get(Kind::kPod, pod.pod.namespace_, pod.pod.name);
+  if (existing.ok() && (*existing)["metadata"].value("uid", "") != pod.pod.uid) {
+    // Another pod of that name ran before (deleted while the manager was down).
+    (void)store_->Delete(Kind::kPod, pod.pod.namespace_, pod.pod.name);
+    existing = absl::NotFoundError("replaced");
+  }
+  if (!existing.ok()) {
+    // The client's object (PodFromJson checked that it is one); null for kdpctl's pods.
+    Json sent = pod.pod.api_object.empty()
+                    ? Json()
+                    : Json::parse(pod.pod.api_object, nullptr, /*allow_exceptions=*/false);
+    if (sent.is_discarded()) sent = nullptr;
+    Json object =
+        WithSubmitted(PodObject(pod, options_.node_name, now, options_.health), std::move(sent));
+    if (absl::Status written = WritePod(store_, object); !written.ok()) {
+      KDP_LOG_WARNING("Cannot write a pod to the local API", "pod",
+                      absl::StrCat(pod.pod.namespace_, "/", pod.pod.name), "err",
+                      written.ToString());
+      return 0;
+    }
+    if (events_ != nullptr) {
+      events_->Record({.kind = "Pod",
+                       .namespace_ = pod.pod.namespace_,
+                       .name = pod.pod.name,
+                       .uid = pod.pod.uid},
+                      {.component = "default-scheduler", .host = ""}, kEventNormal, "Scheduled",
+                      absl::StrCat("Successfully assigned ", pod.pod.namespace_, "/", pod.pod.name,
+                                   " to ", options_.node_name));
+    }
+    return 1;
+  }
+  const absl::Time started = ParseRfc3339((*existing)["metadata"]["creationTimestamp"], now);
+  Json desired = PodObject(pod, options_.node_name, started, options_.health);
+  if (desired["status"] == (*existing)["status"]) return 0;
+  Json update = *existing;
+  update["status"] = std::move(desired["status"]);
+  return store_->UpdateStatus(Kind::kPod, std::move(update)).ok() ? 1 : 0;
+}
+
+int StatusManager::SyncPod(const std::string& namespace_, const std::string& name) {
+  if (!options_.pod) return Sync();
+  absl::MutexLock lock(&sync_mu_);
+  if (rejected_.contains({namespace_, name})) return 0;
+  const std::optional<AdmittedPod> pod = options_.pod(namespace_, name);
+  if (pod.has_value()) {
+    // A terminating pod keeps what the API had of it until its deletion completes.
+    return pod->pod.terminating ? 0
+                                : SyncOneLocked(*pod, options_.now ? options_.now() : absl::Now());
+  }
+  return store_->Delete(Kind::kPod, namespace_, name).ok() ? 1 : 0;
 }
 
 absl::Status StatusManager::LoadRefused() {

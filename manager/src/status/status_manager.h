@@ -3,8 +3,8 @@
 // the manager admitted appears (created Pending, then its Running status from pod_object.h, with
 // a Scheduled event), its status follows its devices' health, and a pod the manager no longer
 // runs is deleted. A pod the manager refused stays, Failed, until it is deleted (RecordRejected).
-// Sync runs every period on its own thread, and whenever a caller wants the API up to date at once
-// (after an admission or a deletion).
+// Sync runs every period on its own thread; SyncPod brings one pod up to date at once (after its
+// admission or deletion), without listing the others.
 //
 // Thread-safety: thread-safe (Sync calls are serialised; Start and Stop from any thread).
 #ifndef KDP_MANAGER_SRC_STATUS_STATUS_MANAGER_H_
@@ -32,6 +32,10 @@ struct StatusManagerOptions {
   std::string node_name;
   // The pods the manager runs (PodManager::List). Required.
   std::function<std::vector<AdmittedPod>()> pods = nullptr;
+  // One pod the manager runs, by namespace and name (PodManager::Get), for SyncPod; null: SyncPod
+  // syncs every pod.
+  std::function<std::optional<AdmittedPod>(const std::string& namespace_, const std::string& name)>
+      pod = nullptr;
   // Each allocated device's health, for allocatedResourcesStatus.
   DeviceHealthLookup health = nullptr;
   absl::Duration sync_period = absl::Seconds(1);
@@ -55,6 +59,9 @@ class StatusManager {
   void Stop();
   // Brings the API's Pods in step now; returns how many it created, changed or deleted.
   int Sync() ABSL_LOCKS_EXCLUDED(sync_mu_);
+  // The same for one pod (after its admission or deletion): O(1) in the pods the manager runs,
+  // where Sync is O(pods). A refused pod is left as RecordRejected showed it.
+  int SyncPod(const std::string& namespace_, const std::string& name) ABSL_LOCKS_EXCLUDED(sync_mu_);
 
   // Reads the refused pods kept in `refused_pods_path` into the API (the manager calls it at
   // start, before Start). A missing file is none (OK); DATA_LOSS naming the file when it is not
@@ -85,6 +92,9 @@ class StatusManager {
   resourceapi::ObjectStore* const store_;
   EventRecorder* const events_;
   const StatusManagerOptions options_;
+
+  // Brings the API's Pod of `pod` (not terminating) in step; returns 1 when it wrote it.
+  int SyncOneLocked(const AdmittedPod& pod, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(sync_mu_);
 
   // Writes the refused pods' objects (`rejected_`'s, with `added` and without `removed`) to
   // options_.refused_pods_path.

@@ -1,5 +1,6 @@
 #include "manager/src/status/status_manager.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,15 @@ class StatusManagerTest : public ::testing::Test {
                   absl::MutexLock lock(&mu_);
                   return pods_;
                 },
+            .pod = [this](const std::string& namespace_,
+                          const std::string& name) -> std::optional<AdmittedPod> {
+              absl::MutexLock lock(&mu_);
+              ++pod_lookups_;
+              for (const AdmittedPod& pod : pods_) {
+                if (pod.pod.namespace_ == namespace_ && pod.pod.name == name) return pod;
+              }
+              return std::nullopt;
+            },
             .health =
                 [this](const std::string&, const std::string&) {
                   absl::MutexLock lock(&mu_);
@@ -58,9 +68,30 @@ class StatusManagerTest : public ::testing::Test {
   absl::Mutex mu_;
   std::vector<AdmittedPod> pods_ ABSL_GUARDED_BY(mu_);
   std::string health_ ABSL_GUARDED_BY(mu_) = "Healthy";
+  int pod_lookups_ ABSL_GUARDED_BY(mu_) = 0;
   resourceapi::ObjectStore store_{resourceapi::StoreOptions{.node_name = "node-a"}};
   EventRecorder events_{&store_};
 };
+
+// After an admission or a deletion only that pod is synced: O(1) in the pods the manager runs.
+TEST_F(StatusManagerTest, SyncPodWritesOrDeletesThatPodOnly) {
+  StatusManager manager(&store_, &events_, Options());
+  SetPods({OnePod("a", "uid-a"), OnePod("b", "uid-b")});
+  EXPECT_EQ(manager.SyncPod("default", "a"), 1);
+  EXPECT_TRUE(store_.Get(Kind::kPod, "default", "a").ok());
+  EXPECT_FALSE(store_.Get(Kind::kPod, "default", "b").ok()) << "left to the periodic Sync";
+  EXPECT_EQ(manager.SyncPod("default", "a"), 0) << "unchanged";
+  {
+    absl::MutexLock lock(&mu_);
+    EXPECT_EQ(pod_lookups_, 2) << "one lookup per call, never a list";
+  }
+  EXPECT_EQ(manager.Sync(), 1);  // b
+  SetPods({OnePod("b", "uid-b")});
+  EXPECT_EQ(manager.SyncPod("default", "a"), 1);  // a is gone: its API object too
+  EXPECT_FALSE(store_.Get(Kind::kPod, "default", "a").ok());
+  EXPECT_TRUE(store_.Get(Kind::kPod, "default", "b").ok());
+  EXPECT_EQ(manager.SyncPod("default", "never-there"), 0);
+}
 
 TEST_F(StatusManagerTest, ThePodsTheManagerRunsAreThePodsOfTheApi) {
   StatusManager manager(&store_, &events_, Options());
