@@ -85,6 +85,16 @@ AffinitySplit FilterByAffinity(const ResourceDevices& devices, const DeviceSet& 
   return split;
 }
 
+PickRequest PickRequestOf(const AllocationRequest& request) {
+  return {.pod_uid = request.pod_uid,
+          .container = request.container,
+          .resource = request.resource,
+          .required = request.required,
+          .existing = request.existing,
+          .reusable = request.reusable,
+          .numa_affinity = request.numa_affinity};
+}
+
 absl::StatusOr<std::vector<std::string>> DevicesToAllocate(const AllocationRequest& request,
                                                            const PreferredAllocationFn& preferred) {
   std::optional<FreeDevices> free;
@@ -92,15 +102,8 @@ absl::StatusOr<std::vector<std::string>> DevicesToAllocate(const AllocationReque
     free.emplace(std::make_shared<const ResourceDevices>(*request.devices));
     for (const std::string& id : request.in_use) free->Hold(id);
   }
-  const PickRequest pick{.pod_uid = request.pod_uid,
-                         .container = request.container,
-                         .resource = request.resource,
-                         .required = request.required,
-                         .existing = request.existing,
-                         .reusable = request.reusable,
-                         .numa_affinity = request.numa_affinity};
   return DevicesToAllocate(
-      pick,
+      PickRequestOf(request),
       [&](const std::function<void(const FreeDevices*)>& fn) {
         fn(free.has_value() ? &*free : nullptr);
       },

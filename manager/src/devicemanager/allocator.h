@@ -65,6 +65,8 @@ struct PickRequest {
   std::set<std::string> reusable = {};
   std::optional<std::set<int64_t>> numa_affinity = std::nullopt;
 };
+// The pick part of `request` (everything but the devices, which the index holds).
+PickRequest PickRequestOf(const AllocationRequest& request);
 // Runs its argument with the resource's free devices (nullptr: the resource is not registered)
 // under the lock that guards them. Called more than once per pick, never across `preferred`.
 using WithFreeDevices = std::function<void(const std::function<void(const FreeDevices*)>&)>;

@@ -345,13 +345,7 @@ TEST(FreeDevicesInPodDevices, PicksWhatTheFormerImplementationPicks) {
         if (coin(40)) request.numa_affinity->insert(node);
       }
     }
-    const PickRequest pick{.pod_uid = request.pod_uid,
-                           .container = request.container,
-                           .resource = request.resource,
-                           .required = request.required,
-                           .existing = request.existing,
-                           .reusable = request.reusable,
-                           .numa_affinity = request.numa_affinity};
+    const PickRequest pick = PickRequestOf(request);
     WithFreeDevices with_free = [&](const std::function<void(const FreeDevices*)>& fn) {
       pod_devices.WithFreeDevices(kResource, fn);
     };
