@@ -16,6 +16,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/dra_fixture.h"
+#include "tests/testing/subprocess.h"
 #include "tests/unit/sdk/metrics_scrape.h"
 
 namespace kdp::testing {
@@ -103,6 +104,44 @@ TEST_F(PluginMetricsE2ETest, GpuPluginHealthzFailsUntilTheManagerRegistersIt) {
                         "kdp_device_plugin_devices{resource_name=\"example.com/gpu\","
                         "health=\"Unhealthy\"}") == 1.0;
   }));
+}
+
+// The plugin's /metrics responder is kdp's own (common/http_server.h, no OpenSSL in a plugin):
+// a client nobody here wrote, Python's http.client, reads it as a scraper and a probe would: two
+// requests on one kept connection, HEAD without a body, and a POST refused with Allow.
+TEST_F(PluginMetricsE2ETest, PythonsHttpClientScrapesTheGpuPluginOnOneKeptConnection) {
+  ASSERT_NO_FATAL_FAILURE(StartGpuPlugin({"--metrics-address", "127.0.0.1:0"}));
+  const int port = WaitForMetricsPort(*plugin_);
+  ASSERT_GT(port, 0) << plugin_->Output();
+  constexpr char kScript[] = R"(
+import http.client, sys
+c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=10)
+c.request("GET", "/metrics")
+r = c.getresponse()
+body = r.read().decode()
+print("metrics", r.status, r.getheader("Content-Type"))
+print("registered metric", "kdp_device_plugin_registered" in body)
+sock = c.sock
+c.request("GET", "/healthz?verbose")
+r = c.getresponse()
+r.read()
+print("healthz", r.status, "same connection", c.sock is sock)
+c.request("HEAD", "/metrics")
+r = c.getresponse()
+print("head", r.status, int(r.getheader("Content-Length")) > 0, len(r.read()))
+c.request("POST", "/metrics", body="x")
+r = c.getresponse()
+print("post", r.status, r.getheader("Allow"))
+)";
+  absl::StatusOr<CommandResult> run =
+      RunCommand({"/usr/bin/python3", "-c", kScript, std::to_string(port)});
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_EQ(run->exit_code, 0) << run->out << run->err;
+  EXPECT_THAT(run->out, HasSubstr("metrics 200 text/plain"));
+  EXPECT_THAT(run->out, HasSubstr("registered metric True"));
+  EXPECT_THAT(run->out, HasSubstr("healthz 500 same connection True"));  // no manager yet
+  EXPECT_THAT(run->out, HasSubstr("head 200 True 0"));
+  EXPECT_THAT(run->out, HasSubstr("post 405 GET, HEAD"));
 }
 
 TEST_F(PluginMetricsE2ETest, DraDriverServesMetricsAndHealthz) {
