@@ -613,7 +613,7 @@ absl::Status PrintBreakdown(Node& node, const std::string& kubeconfig_path) {
     absl::PrintF("%-72s %9.1f %9.1f\n", label, stats.p50, stats.p99);
   };
   print("Reserve: claim from template, CEL allocation, status + reservedFor", reserve);
-  print("resources.json flush after it (kdpctl apply / delete pay it, Admit does not)", flush);
+  print("resource store write after it (Prepare makes it before calling drivers)", flush);
   print("Prepare: DraManager::PrepareResources (synced record + the RPC + record)", prepare);
   print("a GET of the claim as the driver does it (SDK client, kept connection)", get);
   print("Unprepare: DraManager::UnprepareResources (the RPC + record)", unprepare);

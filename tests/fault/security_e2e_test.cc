@@ -82,8 +82,8 @@ class SecurityE2ETest : public DraE2ETest {
   void ExpectNothingNewBut(const std::set<std::string>& before) {
     std::set<std::string> allowed = before;
     allowed.insert({"f device-plugins/kubelet_internal_checkpoint", "f kdp/pods.json",
-                    "f kdp/resources.json", "f kdp/journal", "f dra_manager_state",
-                    "f dra_health_state"});
+                    "f kdp/resources.json", "f kdp/resources.journal", "f kdp/journal",
+                    "f dra_manager_state", "f dra_health_state"});
     for (const std::string& entry : DirectoryTree(Root(), /*skip_hidden=*/true)) {
       EXPECT_TRUE(allowed.contains(entry)) << "unexpected " << entry;
     }
@@ -118,6 +118,7 @@ TEST_F(SecurityE2ETest, NothingUnderTheKubeletRootIsWorldAccessible) {
                                              "kdp/journal",
                                              "kdp/pods.json",
                                              "kdp/resources.json",
+                                             "kdp/resources.journal",
                                              "kdp/manager.lock",
                                              "dra_manager_state",
                                              "device-plugins/kubelet.sock",

@@ -1,7 +1,7 @@
 // Fuzzes how kdp-manager reads its state back at start (manager/src/state/state_store.h
 // StateStore::Open): the pod store `kdp/pods.json`, the device checkpoint and the journal
-// `kdp/journal` (manager/src/state/journal.h), all files on disk that a crash, a full disk or a
-// hand edit may have damaged. The first input byte picks what the rest of the input is:
+// `kdp/journal` (manager/src/state/journal/journal.h), all files on disk that a crash, a full disk
+// or a hand edit may have damaged. The first input byte picks what the rest of the input is:
 //   0: the bytes of pods.json;
 //   1: the bytes of the checkpoint;
 //   2: a journal written through the Journal API (so frames and CRCs are right): the first line
@@ -27,7 +27,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "common/logging.h"
-#include "manager/src/state/journal.h"
+#include "manager/src/state/journal/journal.h"
 #include "manager/src/state/state_store.h"
 
 namespace {

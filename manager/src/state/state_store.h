@@ -43,7 +43,7 @@
 #include "manager/src/devicemanager/checkpoint/checkpoint.h"
 #include "manager/src/dra/checkpoint/checkpoint.h"
 #include "manager/src/pod/pod.h"
-#include "manager/src/state/journal.h"
+#include "manager/src/state/journal/journal.h"
 
 namespace kdp::manager {
 

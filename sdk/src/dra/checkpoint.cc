@@ -1,6 +1,7 @@
 #include "sdk/src/dra/checkpoint.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -270,7 +271,13 @@ absl::Status DraCheckpoint::Store(const PreparedClaims& claims, bool sync) const
     slots.loaded = true;
   }
   const std::string path = SlotPath(slots.target);
-  const std::string bytes = EncodeDraCheckpoint(driver_, claims, slots.next_generation);
+  std::string bytes = EncodeDraCheckpoint(driver_, claims, slots.next_generation);
+  // Padded with spaces to a whole number of 4 KiB blocks: a slot then keeps its size from one
+  // write to the next, so its fdatasync has only the data to write, no size change to commit
+  // through the file system's journal (and a full disk cannot refuse the overwrite). JSON
+  // readers skip the trailing whitespace.
+  constexpr size_t kSlotBlock = 4096;
+  bytes.resize((bytes.size() / kSlotBlock + 1) * kSlotBlock, ' ');
   bool created = true;
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0 && errno == EEXIST) {
@@ -287,7 +294,9 @@ absl::Status DraCheckpoint::Store(const PreparedClaims& claims, bool sync) const
       if (n < 0) return ErrnoStatus(errno, absl::StrCat("write ", path));
       written += static_cast<size_t>(n);
     }
-    if (::ftruncate(fd, static_cast<off_t>(bytes.size())) != 0) {
+    struct stat st;
+    const bool same_size = ::fstat(fd, &st) == 0 && st.st_size == static_cast<off_t>(bytes.size());
+    if (!same_size && ::ftruncate(fd, static_cast<off_t>(bytes.size())) != 0) {
       return ErrnoStatus(errno, absl::StrCat("truncate ", path));
     }
     if (sync && ::fdatasync(fd) != 0) return ErrnoStatus(errno, absl::StrCat("fdatasync ", path));

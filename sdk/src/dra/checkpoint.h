@@ -14,7 +14,8 @@
 // written before the vendor's Prepare runs (NVIDIA's driver keeps the same two states),
 // "PrepareCompleted" with the devices after it succeeded.
 //
-// Two slots: the checkpoint is `<path>` and `<path>.1`, each a whole file of the format above, and
+// Two slots: the checkpoint is `<path>` and `<path>.1`, each a whole file of the format above
+// (padded with spaces to a multiple of 4 KiB, so an overwrite keeps the file's size), and
 // the valid one with the higher generation is the state. A write overwrites the slot that does NOT
 // hold the newest durable state, in place, and (when durable) fdatasyncs it: one small synced
 // write instead of a temporary file, fsync, rename and directory fsync, while a write the crash

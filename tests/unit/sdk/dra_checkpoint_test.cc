@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include "absl/strings/ascii.h"
 #include "common/durable_file.h"
 #include "nlohmann/json.hpp"
 #include "sdk/src/dra/checkpoint.h"
@@ -181,9 +182,15 @@ TEST(DraCheckpointSlots, ATornNewestSlotLeavesTheOtherSlotsState) {
   ASSERT_TRUE(checkpoint.Store(OneClaim("old")).ok());
   ASSERT_TRUE(checkpoint.Load().ok());
   ASSERT_TRUE(checkpoint.Store(OneClaim("new")).ok());
-  // A crash in the middle of the write: the slot holds the first half of its new bytes.
+  // Slots are padded to whole 4 KiB blocks, so an overwrite keeps the file's size.
   const std::string bytes = *ReadFile(checkpoint.SlotPath(1));
-  ASSERT_TRUE(WriteFileDurably(checkpoint.SlotPath(1), bytes.substr(0, bytes.size() / 2)).ok());
+  EXPECT_EQ(bytes.size(), 4096u);
+  EXPECT_EQ(ReadFile(checkpoint.SlotPath(0))->size(), 4096u);
+  // A crash in the middle of the write: the slot holds the first half of its new JSON.
+  const absl::string_view json = absl::StripTrailingAsciiWhitespace(bytes);
+  ASSERT_LT(json.size(), bytes.size());
+  ASSERT_TRUE(
+      WriteFileDurably(checkpoint.SlotPath(1), std::string(json.substr(0, json.size() / 2))).ok());
   DraCheckpoint reader(dir.Path("cp.json"), kDriver);
   absl::StatusOr<PreparedClaims> loaded = reader.Load();
   ASSERT_TRUE(loaded.ok()) << loaded.status();

@@ -23,12 +23,6 @@ using Json = nlohmann::json;
 constexpr const char* kSystemNamespaces[] = {"default", "kube-system", "kube-public",
                                              "kube-node-lease"};
 
-// Kinds kept in Snapshot/Restore: not the Node (made at start), not Pods (the manager writes
-// them from its pod store) and not Events (short-lived, as the API server's 1-hour TTL).
-bool IsPersisted(Kind kind) {
-  return kind != Kind::kNode && kind != Kind::kPod && kind != Kind::kEvent;
-}
-
 // k8s.io/apimachinery/pkg/util/rand: consonants and digits only, so no words are formed.
 constexpr char kNameAlphabet[] = "bcdfghjklmnpqrstvwxz2456789";
 constexpr size_t kGeneratedSuffixLength = 5;
@@ -93,6 +87,10 @@ Json WithoutResourceVersion(Json object) {
 }
 
 }  // namespace
+
+bool IsPersistedKind(Kind kind) {
+  return kind != Kind::kNode && kind != Kind::kPod && kind != Kind::kEvent;
+}
 
 const char* WatchEventTypeName(WatchEvent::Type type) {
   switch (type) {
@@ -166,9 +164,11 @@ std::string ObjectStore::RandomUuid() {
 
 void ObjectStore::CommitLocked(Kind kind, const Key& key, Json object, WatchEvent::Type type) {
   ++resource_version_;
-  if (IsPersisted(kind)) persisted_version_ = resource_version_;
+  if (IsPersistedKind(kind)) persisted_version_ = resource_version_;
   object["metadata"]["resourceVersion"] = std::to_string(resource_version_);
   Objects& objects = objects_[static_cast<size_t>(kind)];
+  if (kind == Kind::kResourceSlice) decoded_slices_.erase(key);
+  if (kind == Kind::kResourceClaim) decoded_claims_.erase(key);
   Json previous = nullptr;
   if (type == WatchEvent::Type::kModified) {
     if (auto it = objects.find(key); it != objects.end()) {
@@ -414,15 +414,19 @@ int64_t ObjectStore::ResourceVersion() const {
 }
 
 absl::StatusOr<std::vector<WatchEvent>> ObjectStore::EventsSince(int64_t after) const {
-  return EventsSinceImpl(after, std::nullopt);
+  return EventsSinceImpl(after, [](Kind) { return true; });
 }
 
 absl::StatusOr<std::vector<WatchEvent>> ObjectStore::EventsSince(int64_t after, Kind kind) const {
-  return EventsSinceImpl(after, kind);
+  return EventsSinceImpl(after, [kind](Kind k) { return k == kind; });
+}
+
+absl::StatusOr<std::vector<WatchEvent>> ObjectStore::PersistedEventsSince(int64_t after) const {
+  return EventsSinceImpl(after, IsPersistedKind);
 }
 
 absl::StatusOr<std::vector<WatchEvent>> ObjectStore::EventsSinceImpl(
-    int64_t after, std::optional<Kind> kind) const {
+    int64_t after, absl::FunctionRef<bool(Kind)> wanted) const {
   absl::MutexLock lock(&mu_);
   if (after < log_start_) {
     return ExpiredError(
@@ -433,7 +437,7 @@ absl::StatusOr<std::vector<WatchEvent>> ObjectStore::EventsSinceImpl(
       events_.begin(), events_.end(), after,
       [](int64_t rv, const WatchEvent& event) { return rv < event.resource_version; });
   for (; it != events_.end(); ++it) {
-    if (!kind || it->kind == *kind) out.push_back(*it);
+    if (wanted(it->kind)) out.push_back(*it);
   }
   return out;
 }
@@ -461,7 +465,7 @@ Json ObjectStore::Snapshot() const {
   absl::MutexLock lock(&mu_);
   Json objects = Json::array();
   for (const KindInfo& info : AllKinds()) {
-    if (!IsPersisted(info.kind)) continue;
+    if (!IsPersistedKind(info.kind)) continue;
     for (const auto& [key, object] : objects_[static_cast<size_t>(info.kind)]) {
       objects.push_back(object);
     }
@@ -493,7 +497,7 @@ absl::Status ObjectStore::Restore(const Json& snapshot) {
       if (kind != object.end() && kind->is_string()) kind_name = kind->get<std::string>();
     }
     for (const KindInfo& info : AllKinds()) {
-      if (kind_name == info.name && IsPersisted(info.kind)) kind = info.kind;
+      if (kind_name == info.name && IsPersistedKind(info.kind)) kind = info.kind;
     }
     if (!kind) {
       return absl::InvalidArgumentError(absl::StrCat("resource API snapshot: objects[", i,
@@ -508,9 +512,11 @@ absl::Status ObjectStore::Restore(const Json& snapshot) {
   }
   absl::MutexLock lock(&mu_);
   for (const KindInfo& info : AllKinds()) {
-    if (!IsPersisted(info.kind)) continue;
+    if (!IsPersistedKind(info.kind)) continue;
     objects_[static_cast<size_t>(info.kind)] = std::move(restored[static_cast<size_t>(info.kind)]);
   }
+  decoded_slices_.clear();
+  decoded_claims_.clear();
   resource_version_ = std::max(resource_version_, rv);
   // A snapshot from before namespaces were served has none.
   EnsureSystemNamespacesLocked();

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/random/random.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -43,6 +44,11 @@
 #include "nlohmann/json.hpp"
 
 namespace kdp::manager::resourceapi {
+
+// Whether objects of `kind` are in Snapshot() and what a persister keeps: not the Node (made at
+// start), not Pods (the manager writes them from its pod store) and not Events (short-lived, as
+// the API server's 1-hour TTL makes them).
+bool IsPersistedKind(Kind kind);
 
 struct StoreOptions {
   // The manager's node: the one Node object, created with the store. Required.
@@ -153,6 +159,10 @@ class ObjectStore {
   // The same, only the events of `kind` (the other kinds' events are not copied).
   [[nodiscard]] absl::StatusOr<std::vector<WatchEvent>> EventsSince(int64_t after, Kind kind) const
       ABSL_LOCKS_EXCLUDED(mu_);
+  // The same, only the events of the kinds Snapshot keeps (IsPersistedKind): what a persister
+  // appends.
+  [[nodiscard]] absl::StatusOr<std::vector<WatchEvent>> PersistedEventsSince(int64_t after) const
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Blocks until ResourceVersion() > `after` or `timeout` passes; true when it moved.
   bool WaitForEvents(int64_t after, absl::Duration timeout) const ABSL_LOCKS_EXCLUDED(mu_);
   // The resourceVersion of the latest change to an object that Snapshot keeps (not the Node, a
@@ -224,12 +234,17 @@ class ObjectStore {
   absl::StatusOr<DeleteResult> DeleteLocked(Kind kind, const Key& key,
                                             const Preconditions& preconditions)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The decoded copy of the stored slice or claim at `key` of `objects`, made now when there is
+  // none; null when absent; the decoder's error for a stored object it refuses.
+  absl::StatusOr<const ResourceSlice*> DecodedSliceLocked(const Key& key) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<const ResourceClaim*> DecodedClaimLocked(const Key& key) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::vector<nlohmann::json> MatchingLocked(Kind kind, std::string_view namespace_,
                                              const ListOptions& options) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<std::vector<WatchEvent>> EventsSinceImpl(int64_t after,
-                                                          std::optional<Kind> kind) const
-      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<std::vector<WatchEvent>> EventsSinceImpl(
+      int64_t after, absl::FunctionRef<bool(Kind)> wanted) const ABSL_LOCKS_EXCLUDED(mu_);
   // Stamps the next resourceVersion on `object`, stores it and logs the event.
   void CommitLocked(Kind kind, const Key& key, nlohmann::json object, WatchEvent::Type type)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -248,6 +263,11 @@ class ObjectStore {
   std::function<absl::Status()> durability_hook_ ABSL_GUARDED_BY(durability_mu_);
   mutable absl::Mutex mu_;
   std::array<Objects, kKindCount> objects_ ABSL_GUARDED_BY(mu_);  // indexed by Kind
+  // Typed copies of stored slices and claims, decoded on first use and dropped by the next commit
+  // of the object: the allocator lists every slice and claim on each allocation, and decoding
+  // their JSON each time cost more than the rest of the allocation.
+  mutable std::map<Key, ResourceSlice> decoded_slices_ ABSL_GUARDED_BY(mu_);
+  mutable std::map<Key, ResourceClaim> decoded_claims_ ABSL_GUARDED_BY(mu_);
   int64_t resource_version_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t persisted_version_ ABSL_GUARDED_BY(mu_) = 0;  // see PersistedVersion
   std::deque<WatchEvent> events_ ABSL_GUARDED_BY(mu_);

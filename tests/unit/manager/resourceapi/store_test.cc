@@ -355,6 +355,39 @@ TEST(ObjectStore, TypedAccessors) {
             "resourceclaims.resource.k8s.io \"c\" not found");
 }
 
+// The typed reads come from decoded copies: every kind of change must reach them.
+TEST(ObjectStore, TypedReadsFollowEveryChange) {
+  ObjectStore store = MakeStore();
+  ASSERT_TRUE(store.Create(Kind::kResourceClaim, Claim("default", "c")).ok());
+  ASSERT_TRUE(store.Create(Kind::kResourceSlice, Slice("s", "node-1", "a.example.com")).ok());
+  ASSERT_TRUE(store.GetClaim("default", "c").ok());  // decoded now
+  ASSERT_EQ(store.ListSlices("node-1", "a.example.com")->size(), 1u);
+
+  Json claim = *store.Get(Kind::kResourceClaim, "default", "c");
+  claim["metadata"]["labels"] = {{"team", "ml"}};
+  ASSERT_TRUE(store.Update(Kind::kResourceClaim, claim).ok());
+  EXPECT_EQ(store.GetClaim("default", "c")->metadata.labels.at("team"), "ml");
+  EXPECT_EQ(store.ListClaims("default")->at(0).metadata.labels.at("team"), "ml");
+  EXPECT_THAT(*store.ListClaims("other"), ::testing::IsEmpty());
+
+  Json slice = *store.Get(Kind::kResourceSlice, "", "s");
+  slice["spec"]["devices"][0]["name"] = "dev-1";
+  ASSERT_TRUE(store.Update(Kind::kResourceSlice, slice).ok());
+  EXPECT_EQ(store.ListSlices("")->at(0).spec.devices.at(0).name, "dev-1");
+  EXPECT_THAT(*store.ListSlices("node-2"), ::testing::IsEmpty());
+  EXPECT_THAT(*store.ListSlices("node-1", "b.example.com"), ::testing::IsEmpty());
+
+  const Json snapshot = store.Snapshot();
+  ASSERT_TRUE(store.DeleteClaim("default", "c").ok());
+  EXPECT_TRUE(absl::IsNotFound(store.GetClaim("default", "c").status()));
+  EXPECT_EQ(store.DeleteSlices("node-1"), 1);
+  EXPECT_THAT(*store.ListSlices(""), ::testing::IsEmpty());
+
+  ASSERT_TRUE(store.Restore(snapshot).ok());
+  EXPECT_EQ(store.GetClaim("default", "c")->metadata.labels.at("team"), "ml");
+  EXPECT_EQ(store.ListSlices("node-1")->at(0).spec.devices.at(0).name, "dev-1");
+}
+
 TEST(ObjectStore, SnapshotAndRestore) {
   ObjectStore store = MakeStore();
   ASSERT_TRUE(store.Create(Kind::kResourceSlice, Slice("a", "node-1", "a.example.com")).ok());

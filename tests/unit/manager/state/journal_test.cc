@@ -1,7 +1,7 @@
 // The journal: the documented byte format, numbering across reopen and Rewrite, cutting torn and
 // corrupt tails (with a saved copy), refusing files that are not journals, failed writes that must
 // leave no half record behind, and concurrent appends.
-#include "manager/src/state/journal.h"
+#include "manager/src/state/journal/journal.h"
 
 #include <signal.h>
 #include <sys/resource.h>

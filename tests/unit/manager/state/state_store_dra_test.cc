@@ -16,7 +16,7 @@
 #include "gtest/gtest.h"
 #include "manager/src/dra/checkpoint/checkpoint.h"
 #include "manager/src/dra/claim_info.h"
-#include "manager/src/state/journal.h"
+#include "manager/src/state/journal/journal.h"
 #include "manager/src/state/state_store.h"
 #include "nlohmann/json.hpp"
 #include "tests/testing/temp_dir.h"

@@ -42,7 +42,7 @@
 #include "manager/src/devicemanager/checkpoint/checkpoint.h"
 #include "manager/src/pod/pod.h"
 #include "manager/src/pod/pod_json.h"
-#include "manager/src/state/journal.h"
+#include "manager/src/state/journal/journal.h"
 #include "tests/testing/file_size_limit.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/wait.h"

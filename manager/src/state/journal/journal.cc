@@ -1,4 +1,4 @@
-#include "manager/src/state/journal.h"
+#include "manager/src/state/journal/journal.h"
 
 #include <fcntl.h>
 #include <stdlib.h>

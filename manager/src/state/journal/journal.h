@@ -19,8 +19,8 @@
 // Thread-safe: Append may be called from several threads at once. The lock is held across the
 // write(2) (and the fdatasync of a synced append), because the file's end and the seq order are
 // exactly what it guards; appends are therefore serialized.
-#ifndef KDP_MANAGER_SRC_STATE_JOURNAL_H_
-#define KDP_MANAGER_SRC_STATE_JOURNAL_H_
+#ifndef KDP_MANAGER_SRC_STATE_JOURNAL_JOURNAL_H_
+#define KDP_MANAGER_SRC_STATE_JOURNAL_JOURNAL_H_
 
 #include <cstdint>
 #include <memory>
@@ -148,4 +148,4 @@ class Journal {
 
 }  // namespace kdp::manager
 
-#endif  // KDP_MANAGER_SRC_STATE_JOURNAL_H_
+#endif  // KDP_MANAGER_SRC_STATE_JOURNAL_JOURNAL_H_
