@@ -224,7 +224,9 @@ absl::Status StorePersister::CompactLocked() {
 }
 
 void StorePersister::Run() {
+  // When the store last changed, whoever wrote the change down (this thread or a Flush()).
   absl::Time last_change = absl::InfinitePast();
+  int64_t seen_version = -1;
   for (;;) {
     int64_t written = 0;
     {
@@ -232,9 +234,12 @@ void StorePersister::Run() {
       if (stopping_) return;
       written = written_version_;
     }
+    if (const int64_t version = store_->PersistedVersion(); version != seen_version) {
+      seen_version = version;
+      last_change = absl::Now();
+    }
     if (store_->WaitForPersistedChange(written, absl::Milliseconds(200))) {
       absl::SleepFor(delay_);  // coalesce a burst of changes into one write
-      last_change = absl::Now();
       absl::Status flushed;
       {
         absl::MutexLock write(&write_mu_);
@@ -250,9 +255,11 @@ void StorePersister::Run() {
       }
       continue;
     }
-    // Quiet: fold the journal into the snapshot.
+    // Nothing left for this thread to write (a Flush() may have written it): fold the journal
+    // into the snapshot once the store is quiet or the journal large.
     absl::MutexLock write(&write_mu_);
-    if (journal_records_ > 0 && absl::Now() - last_change >= kCompactionIdle) {
+    const bool large = journal_ != nullptr && journal_->size_bytes() >= kCompactionBytes;
+    if (journal_records_ > 0 && (large || absl::Now() - last_change >= kCompactionIdle)) {
       if (absl::Status compacted = CompactLocked(); !compacted.ok()) {
         KDP_LOG_WARNING("Cannot rewrite the resource store; retrying", "path", path_, "err",
                         compacted.message());

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/durable_file.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -206,6 +207,26 @@ TEST_F(StorePersisterTest, TheBackgroundThreadWritesChangesAndCompactsWhenQuiet)
   }));
   persister.Stop();
   EXPECT_THAT(Records(JournalFile()), IsEmpty());
+}
+
+// Writers that flush every change themselves (as DRA admissions do) leave the background thread
+// nothing to write and the store never quiet: the journal is still folded into the snapshot once
+// it is large.
+TEST_F(StorePersisterTest, ALargeJournalIsFoldedWhileChangesKeepComing) {
+  ObjectStore store = MakeStore(/*event_log_capacity=*/10000);
+  StorePersister persister(Snapshot(), &store, absl::Milliseconds(10));
+  ASSERT_TRUE(persister.Flush().ok());  // the snapshot, without claim-0
+  persister.Start();
+  const std::string padding(4096, 'x');
+  bool folded = false;
+  for (int i = 0; i < 2000 && !folded; ++i) {
+    Json claim = Claim(absl::StrCat("claim-", i));
+    claim["metadata"]["annotations"] = {{"example.com/padding", padding}};
+    ASSERT_TRUE(store.Create(Kind::kResourceClaim, claim).ok());
+    ASSERT_TRUE(persister.Flush().ok());
+    folded = kdp::ReadFile(Snapshot())->find("\"claim-0\"") != std::string::npos;
+  }
+  EXPECT_TRUE(folded) << "2,000 records of 4 KiB and the snapshot still lacks the first";
 }
 
 TEST_F(StorePersisterTest, ARecordThatIsNotOneIsDataLossNamingTheJournal) {
