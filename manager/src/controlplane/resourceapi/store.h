@@ -25,7 +25,6 @@
 #include <deque>
 #include <functional>
 #include <map>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -233,12 +232,6 @@ class ObjectStore {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<DeleteResult> DeleteLocked(Kind kind, const Key& key,
                                             const Preconditions& preconditions)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The decoded copy of the stored slice or claim at `key` of `objects`, made now when there is
-  // none; null when absent; the decoder's error for a stored object it refuses.
-  absl::StatusOr<const ResourceSlice*> DecodedSliceLocked(const Key& key) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<const ResourceClaim*> DecodedClaimLocked(const Key& key) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::vector<nlohmann::json> MatchingLocked(Kind kind, std::string_view namespace_,
                                              const ListOptions& options) const

@@ -1,6 +1,7 @@
 // The typed accessors of ObjectStore (store.h): thin wrappers over the JSON API that decode with
 // the codec, for the manager's own reads and writes. Slices and claims are read from decoded
 // copies that a commit of the object drops.
+#include <map>
 #include <string>
 #include <utility>
 
@@ -9,39 +10,32 @@
 #include "manager/src/controlplane/resourceapi/store.h"
 
 namespace kdp::manager::resourceapi {
+namespace {
 
-absl::StatusOr<const ResourceSlice*> ObjectStore::DecodedSliceLocked(const Key& key) const {
-  const Objects& objects = objects_[static_cast<size_t>(Kind::kResourceSlice)];
-  auto stored = objects.find(key);
-  if (stored == objects.end()) return nullptr;
-  auto it = decoded_slices_.find(key);
-  if (it == decoded_slices_.end()) {
-    absl::StatusOr<ResourceSlice> slice = DecodeResourceSlice(stored->second);
-    if (!slice.ok()) return slice.status();
-    it = decoded_slices_.emplace(key, *std::move(slice)).first;
+// The decoded copy of `object`, stored at `key`, from `cache`; decoded and kept now when there is
+// none. The decoder's error for a stored object it refuses.
+template <typename T, typename Key>
+absl::StatusOr<const T*> DecodedCopy(const Key& key, const nlohmann::json& object,
+                                     std::map<Key, T>& cache,
+                                     absl::StatusOr<T> (*decode)(const nlohmann::json&)) {
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    absl::StatusOr<T> decoded = decode(object);
+    if (!decoded.ok()) return decoded.status();
+    it = cache.emplace(key, *std::move(decoded)).first;
   }
   return &it->second;
 }
 
-absl::StatusOr<const ResourceClaim*> ObjectStore::DecodedClaimLocked(const Key& key) const {
-  const Objects& objects = objects_[static_cast<size_t>(Kind::kResourceClaim)];
-  auto stored = objects.find(key);
-  if (stored == objects.end()) return nullptr;
-  auto it = decoded_claims_.find(key);
-  if (it == decoded_claims_.end()) {
-    absl::StatusOr<ResourceClaim> claim = DecodeResourceClaim(stored->second);
-    if (!claim.ok()) return claim.status();
-    it = decoded_claims_.emplace(key, *std::move(claim)).first;
-  }
-  return &it->second;
-}
+}  // namespace
 
 absl::StatusOr<std::vector<ResourceSlice>> ObjectStore::ListSlices(std::string_view node_name,
                                                                    std::string_view driver) const {
   absl::MutexLock lock(&mu_);
   std::vector<ResourceSlice> out;
   for (const auto& [key, object] : objects_[static_cast<size_t>(Kind::kResourceSlice)]) {
-    absl::StatusOr<const ResourceSlice*> slice = DecodedSliceLocked(key);
+    absl::StatusOr<const ResourceSlice*> slice =
+        DecodedCopy(key, object, decoded_slices_, &DecodeResourceSlice);
     if (!slice.ok()) return slice.status();
     // As the field selectors spec.nodeName and spec.driver would (empty: any).
     if (!node_name.empty() && (*slice)->spec.node_name != node_name) continue;
@@ -60,10 +54,12 @@ int ObjectStore::DeleteSlices(std::string_view node_name, std::string_view drive
 absl::StatusOr<ResourceClaim> ObjectStore::GetClaim(std::string_view namespace_,
                                                     std::string_view name) const {
   absl::MutexLock lock(&mu_);
+  const Objects& claims = objects_[static_cast<size_t>(Kind::kResourceClaim)];
+  auto stored = claims.find(Key{std::string(namespace_), std::string(name)});
+  if (stored == claims.end()) return NotFoundError(InfoOf(Kind::kResourceClaim), name);
   absl::StatusOr<const ResourceClaim*> claim =
-      DecodedClaimLocked({std::string(namespace_), std::string(name)});
+      DecodedCopy(stored->first, stored->second, decoded_claims_, &DecodeResourceClaim);
   if (!claim.ok()) return claim.status();
-  if (*claim == nullptr) return NotFoundError(InfoOf(Kind::kResourceClaim), name);
   return **claim;
 }
 
@@ -73,7 +69,8 @@ absl::StatusOr<std::vector<ResourceClaim>> ObjectStore::ListClaims(
   std::vector<ResourceClaim> out;
   for (const auto& [key, object] : objects_[static_cast<size_t>(Kind::kResourceClaim)]) {
     if (!namespace_.empty() && key.first != namespace_) continue;
-    absl::StatusOr<const ResourceClaim*> claim = DecodedClaimLocked(key);
+    absl::StatusOr<const ResourceClaim*> claim =
+        DecodedCopy(key, object, decoded_claims_, &DecodeResourceClaim);
     if (!claim.ok()) return claim.status();
     out.push_back(**claim);
   }
