@@ -21,6 +21,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using ::testing::SizeIs;
 using Json = nlohmann::json;
 
@@ -124,6 +125,37 @@ TEST_F(StorePersisterTest, AModifiedObjectIsRecordedInItsLastState) {
   std::unique_ptr<ObjectStore> loaded = LoadCrashCopy();
   EXPECT_EQ((*loaded->Get(Kind::kResourceClaim, "default", "a"))["metadata"]["labels"]["team"],
             "infra");
+}
+
+// Pods are written again by the manager from its pod store, and their status changes with every
+// admission: they (like the Node and Events) never cost a journal record.
+TEST_F(StorePersisterTest, PodChangesWriteNoRecordAndAreNotPersisted) {
+  ObjectStore store = MakeStore();
+  StorePersister persister(Snapshot(), &store);
+  ASSERT_TRUE(store.Create(Kind::kResourceClaim, Claim("a")).ok());
+  ASSERT_TRUE(persister.Flush().ok());  // the snapshot
+  Json pod = {{"metadata", {{"name", "p"}, {"namespace", "default"}, {"uid", "uid-p"}}},
+              {"spec", {{"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}};
+  ASSERT_TRUE(store.CreateKeepingUid(Kind::kPod, pod).ok());
+  pod["status"] = {{"phase", "Running"}};
+  ASSERT_TRUE(store.UpdateStatus(Kind::kPod, pod).ok());
+  ASSERT_TRUE(persister.Flush().ok());
+  Crash();
+  EXPECT_THAT(Records(CrashCopy("resources.journal")), IsEmpty());
+
+  // With a claim changed beside it, the record holds the claim only.
+  ASSERT_TRUE(store.Create(Kind::kResourceClaim, Claim("b")).ok());
+  ASSERT_TRUE(store.Delete(Kind::kPod, "default", "p").ok());
+  ASSERT_TRUE(persister.Flush().ok());
+  Crash();
+  std::vector<JournalRecord> records = Records(CrashCopy("resources.journal"));
+  ASSERT_THAT(records, SizeIs(1));
+  EXPECT_THAT(records[0].payload, HasSubstr("\"name\":\"b\""));
+  EXPECT_THAT(records[0].payload, Not(HasSubstr("\"kind\":\"Pod\"")));
+  EXPECT_THAT(records[0].payload, Not(HasSubstr("uid-p")));
+  std::unique_ptr<ObjectStore> loaded = LoadCrashCopy();
+  EXPECT_TRUE(loaded->Get(Kind::kResourceClaim, "default", "b").ok());
+  EXPECT_TRUE(absl::IsNotFound(loaded->Get(Kind::kPod, "default", "p").status()));
 }
 
 TEST_F(StorePersisterTest, CompactFoldsTheJournalIntoTheSnapshot) {
