@@ -65,8 +65,9 @@ class WatchClient {
       // A connection that never got an answer is tried again, as client-go's reflector does: the
       // server gives a TLS handshake its read timeout (5 s), which 20 handshakes at once under
       // ThreadSanitizer, with a build beside them, can pass.
-      while (!r && !Cancelled() && Count() == 0) {
+      while (!r && Count() == 0) {
         absl::SleepFor(absl::Milliseconds(100));
+        if (Cancelled()) break;  // checked after the sleep: the destructor's stop() came first
         r = client_->Get(path, headers, read);
       }
       absl::MutexLock lock(&mu_);
