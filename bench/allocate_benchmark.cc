@@ -46,6 +46,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bench/bench_temp_dir.h"
+#include "bench/summary_reporter.h"
 #include "common/logging.h"
 #include "common/unix_socket.h"
 #include "deviceplugin/v1beta1/api.grpc.pb.h"
@@ -306,62 +307,11 @@ void BM_EndpointAllocate(benchmark::State& state, manager::Endpoint* endpoint) {
   });
 }
 
-// The console output as usual, and for the summary the median (or, without repetitions, the only)
-// real time and percentiles of each benchmark.
-class SummaryReporter final : public benchmark::ConsoleReporter {
- public:
-  using ConsoleReporter::ConsoleReporter;
-
-  struct Figure {
-    double mean_us = 0;
-    double p50_us = 0;
-    double p99_us = 0;
-    bool median = false;
-    std::string error;
-  };
-
-  void ReportRuns(const std::vector<Run>& runs) override {
-    ConsoleReporter::ReportRuns(runs);
-    for (const Run& run : runs) {
-      Figure& figure = figures_[run.run_name.function_name];
-      if (run.error_occurred) {
-        figure.error = run.error_message;
-        continue;
-      }
-      const bool median = run.run_type == Run::RT_Aggregate && run.aggregate_name == "median";
-      if (!median && (run.run_type == Run::RT_Aggregate || figure.median)) continue;
-      figure.median = median;
-      figure.mean_us = run.GetAdjustedRealTime();  // Every benchmark reports in µs.
-      auto counter = [&](const char* key) {
-        auto it = run.counters.find(key);
-        return it == run.counters.end() ? 0.0 : it->second.value;
-      };
-      figure.p50_us = counter("p50_us");
-      figure.p99_us = counter("p99_us");
-    }
-  }
-
-  // Prints the figure's row; returns it, or nullptr when it failed or did not run.
-  const Figure* Print(const char* label, const char* name) const {
-    auto it = figures_.find(name);
-    if (it == figures_.end() || !it->second.error.empty() || it->second.mean_us <= 0) {
-      std::printf("%-56s %s\n", label, it == figures_.end() ? "not run" : it->second.error.c_str());
-      return nullptr;
-    }
-    const Figure& f = it->second;
-    std::printf("%-56s %9.1f %9.1f %9.1f\n", label, f.mean_us, f.p50_us, f.p99_us);
-    return &f;
-  }
-
- private:
-  std::map<std::string, Figure> figures_;
-};
-
 // Prints the latency table and ratios; returns the summary sentence, or an error when the floor
 // or the in-process Allocate is missing.
 absl::StatusOr<std::string> PrintLatencySummary(const SummaryReporter& reporter) {
   std::printf("\n== Summary: medians over repetitions, µs per round trip ==\n");
-  std::printf("%-56s %9s %9s %9s\n", "figure", "mean", "p50", "p99");
+  std::printf("%-58s %9s %9s %9s\n", "figure", "mean", "p50", "p99");
   const auto* floor = reporter.Print("floor: gRPC unary, sync, unix socket, empty", kFloorName);
   const auto* mixed =
       reporter.Print("floor, service with a callback ListAndWatch", kMixedFloorName);
@@ -373,14 +323,14 @@ absl::StatusOr<std::string> PrintLatencySummary(const SummaryReporter& reporter)
     return absl::UnavailableError("ratio not measured");
   }
   const double ratio = kdp->mean_us / floor->mean_us;
-  std::printf("%-56s %9.2f   (p50 ratio %.2f)\n", "ratio kdp in-process / floor", ratio,
-              kdp->p50_us / floor->p50_us);
+  std::printf("%-58s %9.2f   (p50 ratio %.2f)\n", "ratio kdp in-process / floor", ratio,
+              kdp->Counter("p50_us") / floor->Counter("p50_us"));
   if (mixed != nullptr) {
-    std::printf("%-56s %9.2f   (why ListAndWatch is served on the sync API)\n",
+    std::printf("%-58s %9.2f   (why ListAndWatch is served on the sync API)\n",
                 "callback-ListAndWatch floor / floor", mixed->mean_us / floor->mean_us);
   }
   if (process != nullptr) {
-    std::printf("%-56s %9.2f   (informational)\n", "ratio kdp-gpu-plugin process / floor",
+    std::printf("%-58s %9.2f   (informational)\n", "ratio kdp-gpu-plugin process / floor",
                 process->mean_us / floor->mean_us);
   }
   return absl::StrFormat("Allocate %.1f us vs floor %.1f us: ratio %.2f (target <= %.1f) %s",

@@ -32,6 +32,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "bench/summary_reporter.h"
 #include "kdp/device_plugin.h"
 #include "kdp/preferred_allocation.h"
 
@@ -243,37 +244,6 @@ void BM_Baseline(benchmark::State& state, const Case* c,
   }
 }
 
-// The console output as usual, and the median over repetitions of each benchmark's real time.
-class SummaryReporter final : public benchmark::ConsoleReporter {
- public:
-  using ConsoleReporter::ConsoleReporter;
-
-  void ReportRuns(const std::vector<Run>& runs) override {
-    ConsoleReporter::ReportRuns(runs);
-    for (const Run& run : runs) {
-      const std::string name = run.run_name.function_name;
-      if (run.error_occurred) errors_[name] = run.error_message;
-      if (run.run_type == Run::RT_Aggregate && run.aggregate_name == "median") {
-        median_us_[name] = run.GetAdjustedRealTime();  // Every benchmark reports in µs.
-      }
-    }
-  }
-
-  // The median in µs, or an error naming why it is missing.
-  absl::StatusOr<double> Get(const std::string& name) const {
-    if (auto it = errors_.find(name); it != errors_.end()) {
-      return absl::InternalError(absl::StrCat(name, ": ", it->second));
-    }
-    auto it = median_us_.find(name);
-    if (it == median_us_.end()) return absl::NotFoundError(absl::StrCat(name, ": not run"));
-    return it->second;
-  }
-
- private:
-  std::map<std::string, double> median_us_;
-  std::map<std::string, std::string> errors_;
-};
-
 struct Measured {
   const Case* c;
   std::string kdp_name, baseline_name, baseline_label;
@@ -330,8 +300,8 @@ int Main(int argc, char** argv) {
                kRepetitions);
   bool all_measured = true, all_met = true;
   for (const Measured& m : measured) {
-    absl::StatusOr<double> kdp = reporter.Get(m.kdp_name);
-    absl::StatusOr<double> baseline = reporter.Get(m.baseline_name);
+    absl::StatusOr<double> kdp = reporter.MeanUs(m.kdp_name);
+    absl::StatusOr<double> baseline = reporter.MeanUs(m.baseline_name);
     if (!kdp.ok() || !baseline.ok()) {
       absl::PrintF("%s: %s\n", m.c->label,
                    !kdp.ok() ? kdp.status().ToString() : baseline.status().ToString());

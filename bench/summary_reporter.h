@@ -1,6 +1,7 @@
 // The console output of a Google Benchmark run as usual, and for the program's own summary the
-// median over repetitions of each figure (real or manual time, in µs, and every counter). Shared
-// by the benchmark programs that print a summary table and a verdict line.
+// median over repetitions of each figure (real or manual time, in µs, and every counter), or the
+// only run's figure when the benchmark ran once (--benchmark_repetitions=1). Shared by the
+// benchmark programs that print a summary table and a verdict line.
 #ifndef KDP_BENCH_SUMMARY_REPORTER_H_
 #define KDP_BENCH_SUMMARY_REPORTER_H_
 
@@ -10,6 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace kdp::bench {
@@ -22,6 +26,7 @@ class SummaryReporter final : public benchmark::ConsoleReporter {
     double mean_us = 0;
     std::map<std::string, double> counters;
     std::string error;
+    bool median = false;  // from the median aggregate, which wins over any single run
 
     double Counter(const std::string& key) const {
       auto it = counters.find(key);
@@ -33,9 +38,15 @@ class SummaryReporter final : public benchmark::ConsoleReporter {
     ConsoleReporter::ReportRuns(runs);
     for (const Run& run : runs) {
       Figure& figure = figures_[run.run_name.function_name];
-      if (run.error_occurred) figure.error = run.error_message;
-      if (run.run_type != Run::RT_Aggregate || run.aggregate_name != "median") continue;
+      if (run.error_occurred) {
+        figure.error = run.error_message;
+        continue;
+      }
+      const bool median = run.run_type == Run::RT_Aggregate && run.aggregate_name == "median";
+      if (!median && (run.run_type == Run::RT_Aggregate || figure.median)) continue;
+      figure.median = median;
       figure.mean_us = run.GetAdjustedRealTime();  // Every benchmark reports in µs.
+      figure.counters.clear();
       for (const auto& [key, counter] : run.counters) figure.counters[key] = counter.value;
     }
   }
@@ -45,6 +56,17 @@ class SummaryReporter final : public benchmark::ConsoleReporter {
     auto it = figures_.find(name);
     const bool ok = it != figures_.end() && it->second.error.empty() && it->second.mean_us > 0;
     return ok ? &it->second : nullptr;
+  }
+
+  // The figure's time in µs, or an error naming the benchmark and why it has none.
+  absl::StatusOr<double> MeanUs(const std::string& name) const {
+    auto it = figures_.find(name);
+    if (it == figures_.end()) return absl::NotFoundError(absl::StrCat(name, ": not run"));
+    if (!it->second.error.empty()) {
+      return absl::InternalError(absl::StrCat(name, ": ", it->second.error));
+    }
+    if (it->second.mean_us <= 0) return absl::InternalError(absl::StrCat(name, ": no time"));
+    return it->second.mean_us;
   }
 
   // Prints the figure's row (mean, p50, p99), and the row of its deletion (counters del_us,
