@@ -86,44 +86,55 @@ absl::Status StorePersister::Load(const std::string& path, ObjectStore* store) {
                       "bytes", contents.dropped_bytes, "reason", contents.dropped_reason, "copy",
                       contents.corrupt_copy_path);
     }
-    std::map<ObjectKey, Json> objects;
-    if (snapshot.contains("objects") && snapshot["objects"].is_array()) {
-      for (Json& object : snapshot["objects"]) {
-        ObjectKey key = KeyOf(object);  // before the move: json's operator= takes its argument
-        objects[std::move(key)] = std::move(object);  // by value, initialized first
-      }
-    }
-    int64_t rv = snapshot_rv;
-    for (const JournalRecord& record : contents.records) {
-      const Json change = Json::parse(record.payload, nullptr, /*allow_exceptions=*/false);
-      int64_t record_rv = 0;
-      const bool valid = change.is_object() && ResourceVersionOf(change, &record_rv) &&
-                         change.value("objects", Json::array()).is_array() &&
-                         change.value("deleted", Json::array()).is_array();
-      if (!valid) {
-        return absl::DataLossError(absl::StrCat(
-            journal_path, ": record ", record.seq,
-            " is not {\"resourceVersion\": \"<n>\", \"objects\": [...], \"deleted\": [...]}; "
-            "remove the file to start from ",
-            path));
-      }
-      if (record_rv <= snapshot_rv) continue;  // the snapshot holds it (a compaction's crash)
-      for (const Json& gone : change.value("deleted", Json::array())) {
-        objects.erase({StringMember(gone, "kind"), StringMember(gone, "namespace"),
-                       StringMember(gone, "name")});
-      }
-      for (const Json& object : change.value("objects", Json::array())) {
-        objects[KeyOf(object)] = object;
-      }
-      rv = std::max(rv, record_rv);
-    }
-    snapshot = {{"resourceVersion", std::to_string(rv)}, {"objects", Json::array()}};
-    for (auto& [key, object] : objects) snapshot["objects"].push_back(std::move(object));
+    absl::StatusOr<Json> replayed =
+        Replay(std::move(snapshot), snapshot_rv, contents.records, path);
+    if (!replayed.ok()) return replayed.status();
+    snapshot = *std::move(replayed);
   }
   if (absl::Status restored = store->Restore(snapshot); !restored.ok()) {
     return absl::DataLossError(absl::StrCat(path, " and ", journal_path, ": ", restored.message()));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<Json> StorePersister::Replay(Json snapshot, int64_t snapshot_rv,
+                                            const std::vector<JournalRecord>& records,
+                                            const std::string& path) {
+  const std::string journal_path = JournalPath(path);
+  std::map<ObjectKey, Json> objects;
+  if (snapshot.contains("objects") && snapshot["objects"].is_array()) {
+    for (Json& object : snapshot["objects"]) {
+      ObjectKey key = KeyOf(object);  // before the move: json's operator= takes its argument
+      objects[std::move(key)] = std::move(object);  // by value, initialized first
+    }
+  }
+  int64_t rv = snapshot_rv;
+  for (const JournalRecord& record : records) {
+    const Json change = Json::parse(record.payload, nullptr, /*allow_exceptions=*/false);
+    int64_t record_rv = 0;
+    const bool valid = change.is_object() && ResourceVersionOf(change, &record_rv) &&
+                       change.value("objects", Json::array()).is_array() &&
+                       change.value("deleted", Json::array()).is_array();
+    if (!valid) {
+      return absl::DataLossError(absl::StrCat(
+          journal_path, ": record ", record.seq,
+          " is not {\"resourceVersion\": \"<n>\", \"objects\": [...], \"deleted\": [...]}; "
+          "remove the file to start from ",
+          path));
+    }
+    if (record_rv <= snapshot_rv) continue;  // the snapshot holds it (a compaction's crash)
+    for (const Json& gone : change.value("deleted", Json::array())) {
+      objects.erase({StringMember(gone, "kind"), StringMember(gone, "namespace"),
+                     StringMember(gone, "name")});
+    }
+    for (const Json& object : change.value("objects", Json::array())) {
+      objects[KeyOf(object)] = object;
+    }
+    rv = std::max(rv, record_rv);
+  }
+  snapshot = {{"resourceVersion", std::to_string(rv)}, {"objects", Json::array()}};
+  for (auto& [key, object] : objects) snapshot["objects"].push_back(std::move(object));
+  return snapshot;
 }
 
 StorePersister::StorePersister(std::string path, ObjectStore* store, absl::Duration delay)

@@ -34,9 +34,11 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "manager/src/controlplane/resourceapi/store.h"
@@ -63,6 +65,16 @@ class StorePersister {
   // to start rather than lose the claims it holds. Other errors (the journal locked by a running
   // manager, a read failing) name the file too.
   [[nodiscard]] static absl::Status Load(const std::string& path, ObjectStore* store);
+
+  // The step of Load between reading the files and restoring the store: `snapshot` (the parsed
+  // resources.json at `path`, whose resourceVersion is `snapshot_rv`) with the journal's
+  // `records` applied in order; a record at or below `snapshot_rv` is skipped (the snapshot holds
+  // it: a crash between the two halves of a compaction). DATA_LOSS naming the journal and the
+  // record's number for a record that is not {"resourceVersion": "<n>", "objects": [...],
+  // "deleted": [...]}. The objects themselves are validated by ObjectStore::Restore.
+  [[nodiscard]] static absl::StatusOr<nlohmann::json> Replay(
+      nlohmann::json snapshot, int64_t snapshot_rv, const std::vector<JournalRecord>& records,
+      const std::string& path);
 
   // `store` is borrowed and must outlive this.
   StorePersister(std::string path, ObjectStore* store,
