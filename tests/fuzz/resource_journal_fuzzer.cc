@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "manager/src/controlplane/resourceapi/persistence.h"
 #include "manager/src/controlplane/resourceapi/store.h"
@@ -75,8 +76,10 @@ const Json& BaseSnapshot() {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<kdp::manager::JournalRecord> records;
   uint64_t seq = 0;
-  for (absl::string_view line :
-       absl::StrSplit(absl::string_view(reinterpret_cast<const char*>(data), size), '\n')) {
+  // A file's last line ends with a newline; the record after it is not one.
+  const absl::string_view input =
+      absl::StripSuffix(absl::string_view(reinterpret_cast<const char*>(data), size), "\n");
+  for (absl::string_view line : absl::StrSplit(input, '\n')) {
     kdp::manager::JournalRecord record;
     record.seq = ++seq;
     record.payload = std::string(line);

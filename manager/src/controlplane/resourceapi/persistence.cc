@@ -101,12 +101,17 @@ absl::StatusOr<Json> StorePersister::Replay(Json snapshot, int64_t snapshot_rv,
                                             const std::vector<JournalRecord>& records,
                                             const std::string& path) {
   const std::string journal_path = JournalPath(path);
+  // Without the journal, Restore refuses such a file; with it, the replay must not take it for
+  // an empty one (the next compaction would write that over it).
+  if (!snapshot.is_object() || !snapshot.contains("objects") || !snapshot["objects"].is_array()) {
+    return absl::DataLossError(
+        absl::StrCat(path, ": \"objects\" is not an array; remove it and ", journal_path,
+                     " to start with no DeviceClasses, ResourceClaims or slices"));
+  }
   std::map<ObjectKey, Json> objects;
-  if (snapshot.contains("objects") && snapshot["objects"].is_array()) {
-    for (Json& object : snapshot["objects"]) {
-      ObjectKey key = KeyOf(object);  // before the move: json's operator= takes its argument
-      objects[std::move(key)] = std::move(object);  // by value, initialized first
-    }
+  for (Json& object : snapshot["objects"]) {
+    ObjectKey key = KeyOf(object);  // before the move: json's operator= takes its argument
+    objects[std::move(key)] = std::move(object);  // by value, initialized first
   }
   int64_t rv = snapshot_rv;
   for (const JournalRecord& record : records) {

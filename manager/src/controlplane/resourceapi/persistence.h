@@ -71,7 +71,8 @@ class StorePersister {
   // `records` applied in order; a record at or below `snapshot_rv` is skipped (the snapshot holds
   // it: a crash between the two halves of a compaction). DATA_LOSS naming the journal and the
   // record's number for a record that is not {"resourceVersion": "<n>", "objects": [...],
-  // "deleted": [...]}. The objects themselves are validated by ObjectStore::Restore.
+  // "deleted": [...]}, and naming `path` for a snapshot without an "objects" array. The objects
+  // themselves are validated by ObjectStore::Restore.
   [[nodiscard]] static absl::StatusOr<nlohmann::json> Replay(
       nlohmann::json snapshot, int64_t snapshot_rv, const std::vector<JournalRecord>& records,
       const std::string& path);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <optional>
 
 #include "absl/strings/numbers.h"
@@ -486,6 +487,14 @@ absl::Status ObjectStore::Restore(const Json& snapshot) {
   if (!absl::SimpleAtoi(rv_text, &rv) || rv < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("resource API snapshot: resourceVersion \"", rv_text, "\" is not a number"));
+  }
+  // Every later write adds one: a damaged file near the int64 limit would overflow it. Half the
+  // range is over a hundred thousand years of a million writes a second.
+  constexpr int64_t kMaxRestoredVersion = std::numeric_limits<int64_t>::max() / 2;
+  if (rv > kMaxRestoredVersion) {
+    return absl::InvalidArgumentError(absl::StrCat("resource API snapshot: resourceVersion \"",
+                                                   rv_text, "\" is out of range (at most ",
+                                                   kMaxRestoredVersion, ")"));
   }
   std::array<Objects, kKindCount> restored;
   for (size_t i = 0; i < snapshot["objects"].size(); ++i) {

@@ -2,7 +2,9 @@
 // (manager/src/resourceapi/codec.h) refuses a selector longer than the API server's 10 KiB limit
 // when the object is written, before any compiler sees it (found through cel_selector_fuzzer);
 // a continue token with members of the wrong type is a BadRequest, not an exception
-// (resource_request_fuzzer; reproducer in tests/fuzz/regressions/resource_request/).
+// (resource_request_fuzzer; reproducer in tests/fuzz/regressions/resource_request/); a restored
+// resourceVersion near the int64 limit is refused, since the next write would overflow it (found
+// in review of resource_journal_fuzzer; reproducer in tests/fuzz/regressions/resource_journal/).
 #include <string>
 
 #include "absl/strings/escaping.h"
@@ -11,6 +13,7 @@
 #include "manager/src/controlplane/resourceapi/api_errors.h"
 #include "manager/src/controlplane/resourceapi/codec.h"
 #include "manager/src/controlplane/resourceapi/request_options.h"
+#include "manager/src/controlplane/resourceapi/store.h"
 #include "manager/src/controlplane/resourceapi/validation.h"
 
 namespace kdp::manager::resourceapi {
@@ -60,6 +63,18 @@ TEST(CodecFuzzRegression, SelectorLongerThan10KiBIsRefused) {
 // Found by resource_request_fuzzer: a client's continue token {"v": 1, ...} made
 // DecodeContinueToken throw nlohmann::json::type_error (json::value() on a number), so the list
 // request failed with an exception instead of the API server's BadRequest.
+// A snapshot at INT64_MAX without the system namespaces: Restore added them with ++rv (signed
+// overflow, an abort under UBSan), and any later write would have overflowed too.
+TEST(SnapshotFuzzRegression, AResourceVersionNearTheInt64LimitIsRefused) {
+  ObjectStore store(StoreOptions{.node_name = "node-1"});
+  const absl::Status restored =
+      store.Restore({{"resourceVersion", "9223372036854775807"}, {"objects", Json::array()}});
+  EXPECT_EQ(restored.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(restored.message(), HasSubstr("is out of range"));
+  EXPECT_TRUE(
+      store.Restore({{"resourceVersion", "4611686018427387903"}, {"objects", Json::array()}}).ok());
+}
+
 TEST(RequestOptionsFuzzRegression, ContinueTokenMembersOfTheWrongTypeAreBadRequest) {
   for (const char* token :
        {R"({"v":1,"rv":7,"start":"ns/name"})", R"({"v":null,"rv":7,"start":"x"})",

@@ -292,6 +292,27 @@ TEST_F(StorePersisterTest, AnInvalidObjectInTheJournalIsDataLoss) {
   EXPECT_THAT(std::string(loaded.message()), HasSubstr(JournalFile()));
 }
 
+// With a journal beside it, a snapshot without its objects is not taken for an empty one (the
+// next compaction would have written that over it).
+TEST_F(StorePersisterTest, ASnapshotWithoutObjectsIsDataLossAlsoWithAJournal) {
+  {
+    ObjectStore store = MakeStore();
+    StorePersister persister(Snapshot(), &store);
+    ASSERT_TRUE(store.Create(Kind::kResourceClaim, Claim("a")).ok());
+    ASSERT_TRUE(persister.Flush().ok());
+    ASSERT_TRUE(store.Create(Kind::kResourceClaim, Claim("b")).ok());
+    ASSERT_TRUE(persister.Flush().ok());
+    Crash();
+  }
+  ASSERT_TRUE(
+      kdp::WriteFileDurably(CrashCopy("resources.json"), R"({"resourceVersion": "1"})", 0600).ok());
+  ObjectStore store = MakeStore();
+  const absl::Status loaded = StorePersister::Load(CrashCopy("resources.json"), &store);
+  EXPECT_EQ(loaded.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(loaded.message(), HasSubstr("\"objects\" is not an array"));
+  EXPECT_THAT(loaded.message(), HasSubstr(CrashCopy("resources.json")));
+}
+
 TEST_F(StorePersisterTest, NoFilesIsAnEmptyStore) {
   ObjectStore store = MakeStore();
   EXPECT_TRUE(StorePersister::Load(Snapshot(), &store).ok());

@@ -67,7 +67,11 @@ class WatchClient {
       // ThreadSanitizer, with a build beside them, can pass.
       while (!r && Count() == 0) {
         absl::SleepFor(absl::Milliseconds(100));
-        if (Cancelled()) break;  // checked after the sleep: the destructor's stop() came first
+        {
+          absl::MutexLock lock(&mu_);
+          if (cancel_) break;  // checked after the sleep: the destructor's stop() came first
+          buffer_.clear();     // a torn first answer's bytes
+        }
         r = client_->Get(path, headers, read);
       }
       absl::MutexLock lock(&mu_);
@@ -92,10 +96,6 @@ class WatchClient {
                                  e["object"]["metadata"].value("name", "")));
     }
     return out;
-  }
-  bool Cancelled() {
-    absl::MutexLock lock(&mu_);
-    return cancel_;
   }
   size_t Count() {
     absl::MutexLock lock(&mu_);
