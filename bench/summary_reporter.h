@@ -60,13 +60,11 @@ class SummaryReporter final : public benchmark::ConsoleReporter {
 
   // The figure's time in µs, or an error naming the benchmark and why it has none.
   absl::StatusOr<double> MeanUs(const std::string& name) const {
+    if (const Figure* f = Get(name)) return f->mean_us;
     auto it = figures_.find(name);
     if (it == figures_.end()) return absl::NotFoundError(absl::StrCat(name, ": not run"));
-    if (!it->second.error.empty()) {
-      return absl::InternalError(absl::StrCat(name, ": ", it->second.error));
-    }
-    if (it->second.mean_us <= 0) return absl::InternalError(absl::StrCat(name, ": no time"));
-    return it->second.mean_us;
+    return absl::InternalError(
+        absl::StrCat(name, ": ", it->second.error.empty() ? "no time" : it->second.error));
   }
 
   // Prints the figure's row (mean, p50, p99), and the row of its deletion (counters del_us,
