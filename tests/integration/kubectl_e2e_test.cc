@@ -83,6 +83,15 @@ class KubectlE2E : public DraE2ETest {
     ASSERT_NO_FATAL_FAILURE(StartAll());
     ASSERT_NO_FATAL_FAILURE(StartGpuPlugin());
     ASSERT_TRUE(WaitForAllocatable("example.com/gpu", 8)) << DriverLogs();
+    // The device manager knows the devices at once; the Node object gets them at the node status
+    // loop's next sync (every second, later on a loaded machine), as with the kubelet. A kubectl
+    // user waits for them the same way.
+    ASSERT_TRUE(WaitUntil([&] {
+      CommandResult gpus = Kubectl(
+          versions_.front(),
+          {"get", "node", "node-a", "-o", "jsonpath={.status.allocatable.example\\.com/gpu}"});
+      return gpus.exit_code == 0 && gpus.out == "8";
+    })) << DriverLogs();
     KdpctlResult applied =
         Kdpctl({"apply", "-f", absl::StrCat(KDP_SOURCE_DIR, "/examples/pods/gpu-pod.yaml")});
     ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err;
