@@ -49,59 +49,104 @@ function(kdp_test_precompiled_header target)
   endif()
 endfunction()
 
-# kdp_test(<source> LIBS <libs...> [LABELS <labels...>] [TIMEOUT <seconds>]): one GoogleTest
-# binary per test file. A unit binary (label "unit") is one ctest test named after the file's
-# path under tests/ with '/' replaced by '.', e.g. unit.sdk.topology_test (timeout 600 s); the
-# cases of the others (integration, fault) are ctest tests of their own, named Suite.Case (each
-# case's timeout: TIMEOUT, default 120 s).
-# When KDP_TEST_LABEL is set, only the tests with that label are built (no target otherwise).
-function(kdp_test source)
-  cmake_parse_arguments(ARG "RUN_SERIAL" "TIMEOUT" "LIBS;LABELS" ${ARGN})
+# kdp_test_program(<target> SOURCES <files...> LIBS <libs...> [LABELS <labels...>]
+#                  [TIMEOUT <seconds>] [RUN_SERIAL]): one GoogleTest program for the test files of
+# one folder (tests/CMakeLists.txt groups them), compiled as one translation unit per 16 files
+# under KDP_UNITY_BUILD. One program per file made the tests' own front end (gtest, gRPC, JSON and
+# the headers under test, parsed again by every file) a third of each sanitizer build. In a
+# folder's program every file's names share one translation unit, so a file-local helper needs a
+# name of its own within its folder (a clash is a compile error in the unity builds).
+#   - A unit program (label "unit") keeps one ctest test per file, named after the file's path
+#     under tests/ with '/' replaced by '.', e.g. unit.sdk.topology_test (timeout 600 s): the
+#     program run with a --gtest_filter of the suites the file declares. A file's suites are its
+#     own within the program (configure fails naming both files otherwise), and the build fails
+#     when the program holds a case of a suite no file declares (tests/check_test_suites.cmake),
+#     so every case runs exactly once.
+#   - The cases of the others (integration, fault) are ctest tests of their own, named Suite.Case
+#     (each case's timeout: TIMEOUT, default 120 s).
+# When KDP_TEST_LABEL is set, only the programs with that label are built (no target otherwise).
+function(kdp_test_program target)
+  cmake_parse_arguments(ARG "RUN_SERIAL" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 120)
   endif()
-  set(ARG_UNIT_TIMEOUT 600)  # a whole unit binary
-  file(RELATIVE_PATH rel "${PROJECT_SOURCE_DIR}/tests" "${CMAKE_CURRENT_SOURCE_DIR}/${source}")
-  string(REGEX REPLACE "\\.cc$" "" rel "${rel}")
-  string(REPLACE "/" "." name "${rel}")
+  set(ARG_UNIT_TIMEOUT 600)  # a whole unit test file
   if(KDP_TEST_LABEL AND NOT KDP_TEST_LABEL IN_LIST ARG_LABELS)
     return()  # not this build's tests (the clang-tsan preset builds the "concurrency" ones)
   endif()
-  add_executable(${name} ${source})
-  target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gmock_main)
-  kdp_warnings(${name})
-  kdp_test_code_options(${name})
-  kdp_test_precompiled_header(${name})
+  add_executable(${target} ${ARG_SOURCES})
+  target_link_libraries(${target} PRIVATE ${ARG_LIBS} GTest::gmock_main)
+  kdp_warnings(${target})
+  kdp_test_code_options(${target})
+  kdp_test_precompiled_header(${target})
+  kdp_unity(${target})
   if("unit" IN_LIST ARG_LABELS)
-    # A unit test binary is one ctest test: its cases take milliseconds, and starting a sanitized
+    # A unit file is one ctest test: its cases take milliseconds, and starting a sanitized
     # binary takes about 0.3 s, which per case was a third of the ci run's test time (1,300
     # cases under a second, 445 s of 1,384). A failure still names the case (gtest's output).
-    add_test(NAME ${name} COMMAND ${name})
-    set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_UNIT_TIMEOUT})
+    set(all_suites "")
+    foreach(source ${ARG_SOURCES})
+      file(RELATIVE_PATH rel "${PROJECT_SOURCE_DIR}/tests" "${CMAKE_CURRENT_SOURCE_DIR}/${source}")
+      string(REGEX REPLACE "\\.cc$" "" rel "${rel}")
+      string(REPLACE "/" "." name "${rel}")
+      file(READ "${CMAKE_CURRENT_SOURCE_DIR}/${source}" code)
+      string(REGEX MATCHALL "(^|\n)[ \t]*(TEST|TEST_F|TEST_P|TYPED_TEST|TYPED_TEST_P)\\([ \t\r\n]*[A-Za-z0-9_]+"
+             declarations "${code}")
+      set(filter "")
+      set(suites "")
+      foreach(declaration ${declarations})
+        string(REGEX REPLACE "^.*\\([ \t\r\n]*" "" suite "${declaration}")
+        if(suite IN_LIST suites)
+          continue()
+        endif()
+        if(suite IN_LIST all_suites)
+          message(FATAL_ERROR "tests/${source}: test suite ${suite} is also declared by another "
+                              "file of ${target}; a file's suites must be its own in its folder "
+                              "(its ctest test runs them by name)")
+        endif()
+        list(APPEND suites ${suite})
+        # Plain and fixture suites by name; parameterised (Prefix/Suite.Case/N) and typed
+        # (Suite/N.Case) suites with their prefixes and indices.
+        list(APPEND filter "${suite}.*" "*/${suite}.*" "${suite}/*" "*/${suite}/*")
+      endforeach()
+      if(NOT suites)
+        message(FATAL_ERROR "tests/${source}: no TEST, TEST_F, TEST_P or TYPED_TEST found")
+      endif()
+      list(APPEND all_suites ${suites})
+      list(JOIN filter ":" filter)
+      add_test(NAME ${name} COMMAND ${target} "--gtest_filter=${filter}")
+      set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_UNIT_TIMEOUT})
+    endforeach()
+    list(JOIN all_suites "," all_suites)
+    add_custom_command(TARGET ${target} POST_BUILD
+                       COMMAND "${CMAKE_COMMAND}" "-DPROGRAM=$<TARGET_FILE:${target}>"
+                               "-DSUITES=${all_suites}"
+                               -P "${PROJECT_SOURCE_DIR}/tests/check_test_suites.cmake"
+                       VERBATIM)
     return()
   endif()
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT ${ARG_TIMEOUT})
+  gtest_discover_tests(${target} DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT ${ARG_TIMEOUT})
   # gtest_discover_tests splits a list-valued property (LABELS "unit;concurrency" would arrive
   # as LABELS unit, concurrency), so ctest sets the labels from this script, which it runs
-  # after the one that adds the discovered tests (and sets ${name}_TESTS to their names).
-  set(labels_script "${CMAKE_CURRENT_BINARY_DIR}/${name}_labels.cmake")
+  # after the one that adds the discovered tests (and sets ${target}_TESTS to their names).
+  set(labels_script "${CMAKE_CURRENT_BINARY_DIR}/${target}_labels.cmake")
   file(WRITE "${labels_script}"
-       "if(DEFINED ${name}_TESTS)\n"
-       "  set_tests_properties(\${${name}_TESTS} PROPERTIES LABELS [==[${ARG_LABELS}]==])\n"
+       "if(DEFINED ${target}_TESTS)\n"
+       "  set_tests_properties(\${${target}_TESTS} PROPERTIES LABELS [==[${ARG_LABELS}]==])\n"
        "endif()\n")
   if(ARG_RUN_SERIAL)
     # Tests that bound a peer's threads or latency: alone on the machine, never beside another.
     file(APPEND "${labels_script}"
-         "if(DEFINED ${name}_TESTS)\n"
-         "  set_tests_properties(\${${name}_TESTS} PROPERTIES RUN_SERIAL TRUE)\n"
+         "if(DEFINED ${target}_TESTS)\n"
+         "  set_tests_properties(\${${target}_TESTS} PROPERTIES RUN_SERIAL TRUE)\n"
          "endif()\n")
   endif()
   # The integration and fault tests (seconds to a minute each) start before the unit binaries, so
   # the run does not end with one long test on one core (ctest starts the costliest first; a
   # fresh checkout has no measured costs).
   file(APPEND "${labels_script}"
-       "if(DEFINED ${name}_TESTS)\n"
-       "  set_tests_properties(\${${name}_TESTS} PROPERTIES COST 100)\n"
+       "if(DEFINED ${target}_TESTS)\n"
+       "  set_tests_properties(\${${target}_TESTS} PROPERTIES COST 100)\n"
        "endif()\n")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${labels_script}")
 endfunction()

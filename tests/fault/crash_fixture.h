@@ -35,10 +35,9 @@
 #include "podresources/v1/api.grpc.pb.h"
 #include "sdk/src/dra/checkpoint.h"
 #include "tests/integration/dra_fixture.h"
+#include "tests/testing/example_names.h"
 
 namespace kdp::testing {
-
-inline constexpr char kGpuResource[] = "example.com/gpu";
 
 // The positive integer in environment variable `name`, else `fallback`.
 inline int EnvCount(const char* name, int fallback) {

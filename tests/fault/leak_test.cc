@@ -40,6 +40,7 @@
 #include "common/grpc_server.h"
 #include "kdp/admin/v1/admin.grpc.pb.h"
 #include "tests/integration/dra_fixture.h"
+#include "tests/testing/example_names.h"
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -61,7 +62,6 @@ namespace {
 
 namespace admin = ::kdp::admin::v1;
 
-constexpr char kGpu[] = "example.com/gpu";
 // Cycles before the baseline is read: the first registration creates the endpoint machinery,
 // the first pod the journal and checkpoint files and the pods' claim objects, the first driver
 // the DRA client pools; and the server threads touch their stacks' deeper pages the first time
@@ -260,7 +260,7 @@ class LeakTest : public DraE2ETest {
     std::optional<admin::NodeStatus> status = AdminStatus();
     if (!status.has_value()) return false;
     for (const admin::ResourceStatus& resource : status->resources()) {
-      if (resource.name() != kGpu) continue;
+      if (resource.name() != kGpuResource) continue;
       return connected ? resource.connected() && resource.allocatable() == kFixtureGpus
                        : !resource.connected();
     }

@@ -39,13 +39,13 @@
 #include "absl/synchronization/mutex.h"
 #include "pluginregistration/v1/api.grpc.pb.h"
 #include "tests/integration/e2e_fixture.h"
+#include "tests/testing/example_names.h"
 #include "tests/testing/local_servers.h"
 #include "tests/testing/loopback_http.h"
 
 namespace kdp::testing {
 
 inline constexpr char kDraNode[] = "node-a";
-inline constexpr char kGpuDriver[] = "gpu.example.com";
 inline constexpr int kFixtureGpus = 8;  // dual-socket-8gpu.xml: 4 GPUs per NUMA node
 
 struct HttpResponse {

@@ -8,31 +8,30 @@
 #include "common/unix_socket.h"
 #include "podresources/v1/api.grpc.pb.h"
 #include "tests/integration/e2e_fixture.h"
+#include "tests/testing/example_names.h"
 
 namespace kdp::testing {
 namespace {
-
-constexpr char kGpu[] = "example.com/gpu";
 
 class GpuPluginE2E : public E2ETest {
  protected:
   void SetUp() override {
     StartManager();
     StartGpuPlugin();
-    ASSERT_TRUE(WaitForAllocatable(kGpu, 8, 8)) << Status().dump() << plugin_->Output();
+    ASSERT_TRUE(WaitForAllocatable(kGpuResource, 8, 8)) << Status().dump() << plugin_->Output();
   }
 
   // NUMA node of each device, from kdpctl status.
   std::map<std::string, int> NumaOf() {
     std::map<std::string, int> out;
-    nlohmann::json devices = Resource(kGpu)["devices"];
+    nlohmann::json devices = Resource(kGpuResource)["devices"];
     for (const auto& d : devices) out[d["id"]] = d["numa"][0];
     return out;
   }
 };
 
 TEST_F(GpuPluginE2E, ListsEightHealthyGpusFourPerNumaNode) {
-  nlohmann::json r = Resource(kGpu);
+  nlohmann::json r = Resource(kGpuResource);
   ASSERT_EQ(r["devices"].size(), 8u);
   std::map<int, int> per_node;
   for (const auto& d : r["devices"]) {
@@ -48,15 +47,16 @@ TEST_F(GpuPluginE2E, AdmitsPodWithThePluginsAllocateAnswerOnOneNumaNode) {
   ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
   ASSERT_TRUE(result.json["admitted"]);
   const auto& container = result.json["containers"][0];
-  std::vector<std::string> ids = container["devices"][kGpu];
+  std::vector<std::string> ids = container["devices"][kGpuResource];
   ASSERT_EQ(ids.size(), 2u);
   auto numa = NumaOf();
   EXPECT_EQ(numa[ids[0]], numa[ids[1]]) << "GetPreferredAllocation keeps the pair on one node";
   EXPECT_FALSE(container["envs"].empty());
   EXPECT_FALSE(container["device_specs"].empty());
   EXPECT_EQ(container["cdi_devices"].size(), 2u);
-  EXPECT_TRUE(WaitForAllocatable(kGpu, 8));  // Allocatable counts healthy devices, as upstream.
-  nlohmann::json status = Resource(kGpu);
+  EXPECT_TRUE(
+      WaitForAllocatable(kGpuResource, 8));  // Allocatable counts healthy devices, as upstream.
+  nlohmann::json status = Resource(kGpuResource);
   EXPECT_EQ(status["allocated"], 2);
   for (const auto& d : status["devices"]) {
     bool held = d["id"] == ids[0] || d["id"] == ids[1];
@@ -121,7 +121,7 @@ TEST_F(GpuPluginE2E, KeepsTheKubeletsCheckpointFile) {
   KdpctlResult applied = Apply(GpuPod("ckpt", 2));
   ASSERT_EQ(applied.exit_code, 0);
   const std::string uid = applied.json["pod"]["uid"];
-  std::vector<std::string> ids = applied.json["containers"][0]["devices"][kGpu];
+  std::vector<std::string> ids = applied.json["containers"][0]["devices"][kGpuResource];
   auto inspect = [&] {
     absl::StatusOr<CommandResult> run =
         RunCommand({KDP_KDPCTL_BIN, "checkpoint", "inspect",
@@ -142,12 +142,12 @@ TEST_F(GpuPluginE2E, KeepsTheKubeletsCheckpointFile) {
   const nlohmann::json& entry = checkpoint["entries"][0];
   EXPECT_EQ(entry["pod_uid"], uid);
   EXPECT_EQ(entry["container"], "main");
-  EXPECT_EQ(entry["resource"], kGpu);
+  EXPECT_EQ(entry["resource"], kGpuResource);
   auto numa = NumaOf();
   EXPECT_EQ(entry["devices"][std::to_string(numa[ids[0]])].size(), 2u) << entry.dump();
   EXPECT_EQ(entry["alloc_response"]["envs"]["KDP_VISIBLE_DEVICES"],
             applied.json["containers"][0]["envs"]["KDP_VISIBLE_DEVICES"]);
-  EXPECT_EQ(checkpoint["registered_devices"][kGpu].size(), 8u);
+  EXPECT_EQ(checkpoint["registered_devices"][kGpuResource].size(), 8u);
 
   ASSERT_EQ(Kdpctl({"delete", "pod", "ckpt"}).exit_code, 0);
   EXPECT_TRUE(WaitUntil([&] {
@@ -157,12 +157,12 @@ TEST_F(GpuPluginE2E, KeepsTheKubeletsCheckpointFile) {
 }
 
 TEST_F(GpuPluginE2E, HealthFlipsReachAllocatable) {
-  nlohmann::json devices = Resource(kGpu)["devices"];
+  nlohmann::json devices = Resource(kGpuResource)["devices"];
   std::string first = devices[0]["id"], second = devices[1]["id"];
   WriteHealthFile(first + "\n" + second + "\n");
-  ASSERT_TRUE(WaitForAllocatable(kGpu, 6, 8));
+  ASSERT_TRUE(WaitForAllocatable(kGpuResource, 6, 8));
   WriteHealthFile("");
-  ASSERT_TRUE(WaitForAllocatable(kGpu, 8, 8));
+  ASSERT_TRUE(WaitForAllocatable(kGpuResource, 8, 8));
 }
 
 // KEP-4680: a device going unhealthy shows in the pod status of the container holding it
@@ -170,7 +170,7 @@ TEST_F(GpuPluginE2E, HealthFlipsReachAllocatable) {
 TEST_F(GpuPluginE2E, HealthOfHeldDevicesShowsInThePodsStatus) {
   KdpctlResult applied = Apply(GpuPod("held", 2));
   ASSERT_EQ(applied.exit_code, 0) << applied.err;
-  std::vector<std::string> ids = applied.json["containers"][0]["devices"][kGpu];
+  std::vector<std::string> ids = applied.json["containers"][0]["devices"][kGpuResource];
   ASSERT_EQ(ids.size(), 2u);
   auto statuses = [&] {
     nlohmann::json pods = Kdpctl({"get", "pods"}).json;
@@ -180,7 +180,7 @@ TEST_F(GpuPluginE2E, HealthOfHeldDevicesShowsInThePodsStatus) {
   };
   nlohmann::json status = statuses();
   ASSERT_EQ(status.size(), 1u) << status.dump();
-  EXPECT_EQ(status[0]["name"], kGpu);
+  EXPECT_EQ(status[0]["name"], kGpuResource);
   ASSERT_EQ(status[0]["resources"].size(), 2u);
   for (const auto& r : status[0]["resources"]) EXPECT_EQ(r["health"], "Healthy");
 
@@ -210,10 +210,10 @@ TEST_F(GpuPluginE2E, HealthOfHeldDevicesShowsInThePodsStatus) {
 
 TEST_F(GpuPluginE2E, NoHealthyDevicesRejectsWithTheKubeletsText) {
   std::string all;
-  nlohmann::json devices = Resource(kGpu)["devices"];
+  nlohmann::json devices = Resource(kGpuResource)["devices"];
   for (const auto& d : devices) all += d["id"].get<std::string>() + "\n";
   WriteHealthFile(all);
-  ASSERT_TRUE(WaitForAllocatable(kGpu, 0, 8));
+  ASSERT_TRUE(WaitForAllocatable(kGpuResource, 0, 8));
   KdpctlResult result = Apply(GpuPod("sick", 1));
   EXPECT_EQ(result.json["message"],
             "Allocate failed due to no healthy devices present; cannot allocate unhealthy devices "
@@ -240,7 +240,7 @@ spec:
   ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
   std::map<std::string, std::set<std::string>> by_container;
   for (const auto& c : result.json["containers"]) {
-    std::vector<std::string> ids = c["devices"][kGpu];
+    std::vector<std::string> ids = c["devices"][kGpuResource];
     by_container[c["name"]] = {ids.begin(), ids.end()};
   }
   ASSERT_EQ(by_container["check"].size(), 2u);
@@ -264,21 +264,21 @@ spec:
 TEST_F(GpuPluginE2E, ManagerRestartMakesThePluginRegisterAgainByItself) {
   StopManager(SIGTERM);
   StartManager();
-  EXPECT_TRUE(WaitForAllocatable(kGpu, 8, 8)) << plugin_->Output();
+  EXPECT_TRUE(WaitForAllocatable(kGpuResource, 8, 8)) << plugin_->Output();
 }
 
 TEST_F(GpuPluginE2E, KilledPluginLeavesItsDevicesUnhealthyUntilARestartedOneRegisters) {
   ASSERT_TRUE(plugin_->Signal(SIGKILL).ok());
   ASSERT_TRUE(plugin_->Wait(absl::Seconds(10)).ok());
-  EXPECT_TRUE(WaitForAllocatable(kGpu, 0, 8));
-  nlohmann::json r = Resource(kGpu);
+  EXPECT_TRUE(WaitForAllocatable(kGpuResource, 0, 8));
+  nlohmann::json r = Resource(kGpuResource);
   EXPECT_FALSE(r["connected"]);
   for (const auto& d : r["devices"]) EXPECT_EQ(d["health"], "Unhealthy");
 
   // A new plugin process (its predecessor's socket file is still there) takes over.
   StartGpuPlugin();
-  EXPECT_TRUE(WaitForAllocatable(kGpu, 8, 8)) << plugin_->Output();
-  EXPECT_TRUE(Resource(kGpu)["connected"]);
+  EXPECT_TRUE(WaitForAllocatable(kGpuResource, 8, 8)) << plugin_->Output();
+  EXPECT_TRUE(Resource(kGpuResource)["connected"]);
 }
 
 TEST_F(GpuPluginE2E, PluginExitsCleanlyOnSigtermAndRemovesItsSocket) {
@@ -337,13 +337,13 @@ TEST_F(GpuPluginE2E, PodResourcesMatchesKdpctl) {
   std::set<std::string> listed;
   auto numa = NumaOf();
   for (const auto& devices : pod.containers(0).devices()) {
-    EXPECT_EQ(devices.resource_name(), kGpu);
+    EXPECT_EQ(devices.resource_name(), kGpuResource);
     ASSERT_EQ(devices.device_ids_size(), 1);  // One entry per (device, NUMA node).
     listed.insert(devices.device_ids(0));
     ASSERT_EQ(devices.topology().nodes_size(), 1);
     EXPECT_EQ(devices.topology().nodes(0).id(), numa[devices.device_ids(0)]);
   }
-  std::vector<std::string> ids = applied.json["containers"][0]["devices"][kGpu];
+  std::vector<std::string> ids = applied.json["containers"][0]["devices"][kGpuResource];
   EXPECT_EQ(listed, std::set<std::string>(ids.begin(), ids.end()));
 
   grpc::ClientContext alloc_context;
@@ -352,7 +352,7 @@ TEST_F(GpuPluginE2E, PodResourcesMatchesKdpctl) {
       stub->GetAllocatableResources(&alloc_context, v1::AllocatableResourcesRequest(), &allocatable)
           .ok());
   std::set<std::string> healthy;
-  nlohmann::json devices = Resource(kGpu)["devices"];
+  nlohmann::json devices = Resource(kGpuResource)["devices"];
   for (const auto& d : devices) healthy.insert(d["id"]);
   std::set<std::string> reported;
   for (const auto& devices : allocatable.devices()) reported.insert(devices.device_ids(0));

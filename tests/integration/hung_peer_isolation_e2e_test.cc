@@ -44,7 +44,7 @@ namespace {
 namespace drapb = ::k8s::io::kubelet::pkg::apis::dra::v1;
 using ::testing::HasSubstr;
 
-constexpr char kDriver[] = "stuck.example.com";
+constexpr char kStuckDriver[] = "stuck.example.com";
 constexpr char kLongDeadline[] = "60s";
 
 // A v1 DRA driver: NodePrepareResources answers at once with device dev0; what
@@ -178,7 +178,7 @@ TEST_F(HungPeerIsolation, DriverHungInTheReconcileLoopsUnprepareHoldsUpNoOtherPo
   const std::string dra_socket = root_.Path("plugins/stuck.example.com/dra.sock");
   ScriptedDriver driver;
   FakeRegistration registration(
-      FakeRegistration::Info("DRAPlugin", kDriver, dra_socket, {"v1.DRAPlugin"}));
+      FakeRegistration::Info("DRAPlugin", kStuckDriver, dra_socket, {"v1.DRAPlugin"}));
   std::unique_ptr<grpc::Server> dra_server = ServeUnix(dra_socket, {&driver});
   ASSERT_NE(dra_server, nullptr);
   std::unique_ptr<grpc::Server> registration_server =
@@ -196,14 +196,14 @@ TEST_F(HungPeerIsolation, DriverHungInTheReconcileLoopsUnprepareHoldsUpNoOtherPo
       {"kind", "ResourceSlice"},
       {"metadata", {{"name", "node-a-stuck.example.com"}}},
       {"spec",
-       {{"driver", kDriver},
+       {{"driver", kStuckDriver},
         {"nodeName", kDraNode},
         {"pool", {{"name", kDraNode}, {"generation", 1}, {"resourceSliceCount", 1}}},
         {"devices", {{{"name", "dev0"}}, {{"name", "dev1"}}}}}}};
   HttpResponse posted = Api("POST", "/apis/resource.k8s.io/v1/resourceslices", slice.dump());
   ASSERT_EQ(posted.status, 201) << posted.error << posted.body;
-  KdpctlResult objects = Apply(
-      absl::StrCat(DeviceClass(kDriver, kDriver), "---\n", ClaimTemplate("one", 1, "", kDriver)));
+  KdpctlResult objects = Apply(absl::StrCat(DeviceClass(kStuckDriver, kStuckDriver), "---\n",
+                                            ClaimTemplate("one", 1, "", kStuckDriver)));
   ASSERT_EQ(objects.exit_code, 0) << objects.out << objects.err;
   std::unique_ptr<StubPlugin> gpu = StartStub("gpu.sock", "example.com/gpu", "gpu", 2);
   nlohmann::json claimed = ApplyPod(ClaimPod("claimed", "one"));

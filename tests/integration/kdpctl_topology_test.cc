@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,18 +19,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "tests/integration/e2e_fixture.h"
+#include "tests/testing/temp_dir.h"
 
 namespace kdp::testing {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
 
 // rsvg-convert's path from $PATH, or "" when it is not installed.
 std::string FindRsvgConvert() {
@@ -231,13 +224,13 @@ TEST_F(KdpctlTopologyE2E, TreeAndRenderedSvgShowEachDeviceWithItsHolderAndHealth
   CommandResult drawn = KdpctlText({"topology", "--svg", svg_path});
   ASSERT_EQ(drawn.exit_code, 0) << drawn.err;
   EXPECT_EQ(drawn.out, tree.out);  // --svg prints the tree as well
-  const std::string svg = ReadAll(svg_path);
+  const std::string svg = ReadWholeFile(svg_path);
   EXPECT_THAT(svg, HasSubstr(">default/trainer/main</text>"));
   absl::StatusOr<CommandResult> converted =
       RunCommand({rsvg, "--format", "png", "--output", png_path, svg_path}, absl::Seconds(30));
   ASSERT_TRUE(converted.ok()) << converted.status();
   ASSERT_EQ(converted->exit_code, 0) << converted->err;
-  absl::StatusOr<Image> image = DecodePng(ReadAll(png_path));
+  absl::StatusOr<Image> image = DecodePng(ReadWholeFile(png_path));
   ASSERT_TRUE(image.ok()) << image.status();
   EXPECT_EQ(image->width, static_cast<uint32_t>(Attribute(svg, "<svg ", "width")));
   EXPECT_EQ(image->height, static_cast<uint32_t>(Attribute(svg, "<svg ", "height")));

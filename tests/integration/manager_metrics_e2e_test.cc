@@ -10,6 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/dra_fixture.h"
+#include "tests/testing/example_names.h"
 #include "tests/testing/loopback_http.h"
 #include "tests/testing/wait.h"
 
@@ -17,8 +18,6 @@ namespace kdp::testing {
 namespace {
 
 using ::testing::HasSubstr;
-
-constexpr char kGpu[] = "example.com/gpu";
 
 // Sample lines of a scrape: "name{labels}" → value.
 std::map<std::string, double> Samples(const std::string& text) {
@@ -57,7 +56,7 @@ TEST_F(ManagerMetricsE2E, DevicePluginRegistrationAndAllocationAreMeasured) {
   EXPECT_EQ(health.status, 200) << health.error;
   EXPECT_EQ(health.body, "ok");
   ASSERT_NO_FATAL_FAILURE(StartGpuPlugin());
-  ASSERT_TRUE(WaitForAllocatable(kGpu, 8, 8)) << plugin_->Output();
+  ASSERT_TRUE(WaitForAllocatable(kGpuResource, 8, 8)) << plugin_->Output();
   KdpctlResult result = Apply(GpuPod("two", 2));
   ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
 

@@ -11,14 +11,13 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "tests/integration/dra_fixture.h"
+#include "tests/testing/example_names.h"
 #include "tests/testing/stub_plugin.h"
 
 namespace kdp::testing {
 namespace {
 
 using ::testing::HasSubstr;
-
-constexpr char kGpu[] = "example.com/gpu";
 
 class PluginsRegistryE2E : public E2ETest {
  protected:
@@ -67,8 +66,8 @@ class PluginsRegistryE2E : public E2ETest {
                                  const std::string& registration_socket,
                                  const std::string& endpoint) {
     ASSERT_TRUE(WaitUntil([&] { return registration.registered(); })) << manager_->Output();
-    ASSERT_TRUE(WaitForAllocatable(kGpu, 3, 4)) << Status().dump() << manager_->Output();
-    nlohmann::json listed = RegisteredPlugin(kGpu);
+    ASSERT_TRUE(WaitForAllocatable(kGpuResource, 3, 4)) << Status().dump() << manager_->Output();
+    nlohmann::json listed = RegisteredPlugin(kGpuResource);
     ASSERT_TRUE(listed.is_object()) << Status().dump();
     EXPECT_EQ(listed["type"], "DevicePlugin");
     EXPECT_EQ(listed["endpoint"], endpoint);
@@ -77,23 +76,25 @@ class PluginsRegistryE2E : public E2ETest {
     KdpctlResult applied = Apply(GpuPod("through-registry", 2));
     ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err;
     EXPECT_EQ(applied.json["admitted"], true);
-    EXPECT_EQ(applied.json["containers"][0]["devices"][kGpu], nlohmann::json({"g0", "g1"}));
+    EXPECT_EQ(applied.json["containers"][0]["devices"][kGpuResource], nlohmann::json({"g0", "g1"}));
     EXPECT_EQ(applied.json["containers"][0]["envs"]["STUB_DEVICES"], "g0,g1");
     EXPECT_EQ(plugin.allocate_calls(), 1);
-    EXPECT_EQ(Resource(kGpu)["allocated"], 2) << Status().dump();
+    EXPECT_EQ(Resource(kGpuResource)["allocated"], 2) << Status().dump();
 
     // The socket going away is the plugin going away (DeRegisterPlugin): its devices become
     // unhealthy while the capacity stays for the grace period; the pod keeps its devices.
     ASSERT_TRUE(std::filesystem::remove(registration_socket));
-    EXPECT_TRUE(WaitForAllocatable(kGpu, 0, 4)) << Status().dump() << manager_->Output();
-    EXPECT_TRUE(WaitUntil([&] { return RegisteredPlugin(kGpu).is_null(); })) << Status().dump();
-    EXPECT_EQ(Resource(kGpu)["connected"], false) << Status().dump();
+    EXPECT_TRUE(WaitForAllocatable(kGpuResource, 0, 4)) << Status().dump() << manager_->Output();
+    EXPECT_TRUE(WaitUntil([&] { return RegisteredPlugin(kGpuResource).is_null(); }))
+        << Status().dump();
+    EXPECT_EQ(Resource(kGpuResource)["connected"], false) << Status().dump();
     KdpctlResult rejected = Apply(GpuPod("after-removal", 1));
     EXPECT_EQ(rejected.exit_code, 1) << rejected.out;
     EXPECT_EQ(rejected.json["admitted"], false) << rejected.out;
     KdpctlResult pods = Kdpctl({"get", "pods"});
     ASSERT_EQ(pods.json["pods"].size(), 1u) << pods.out;
-    EXPECT_EQ(pods.json["pods"][0]["containers"][0]["devices"][kGpu], nlohmann::json({"g0", "g1"}));
+    EXPECT_EQ(pods.json["pods"][0]["containers"][0]["devices"][kGpuResource],
+              nlohmann::json({"g0", "g1"}));
   }
 
   static std::vector<v1beta1::Device> FourGpusOneUnhealthy() {
@@ -115,7 +116,7 @@ TEST_F(PluginsRegistryE2E, ADevicePluginOnItsOwnSocketWorksAsThroughKubeletSock)
   ASSERT_TRUE(plugin.Start().ok());
   const std::string socket = RegistryDir() + "/example.com-gpu-reg.sock";
   FakeRegistration registration(
-      FakeRegistration::Info("DevicePlugin", kGpu, plugin.socket_path(), {"v1beta1"}));
+      FakeRegistration::Info("DevicePlugin", kGpuResource, plugin.socket_path(), {"v1beta1"}));
   std::unique_ptr<grpc::Server> server = ServeUnix(socket, {&registration});
   ASSERT_NE(server, nullptr);
   absl::Cleanup shutdown = [&] {
@@ -130,7 +131,8 @@ TEST_F(PluginsRegistryE2E, ADevicePluginServedOnTheRegistrationSocketWorksAsThro
   const std::string socket = RegistryDir() + "/example.com-gpu.sock";
   StubPlugin plugin(socket);  // served below, together with the registration service
   plugin.SetDevices(FourGpusOneUnhealthy());
-  FakeRegistration registration(FakeRegistration::Info("DevicePlugin", kGpu, "", {"v1beta1"}));
+  FakeRegistration registration(
+      FakeRegistration::Info("DevicePlugin", kGpuResource, "", {"v1beta1"}));
   std::unique_ptr<grpc::Server> server = ServeUnix(socket, {&registration, &plugin});
   ASSERT_NE(server, nullptr);
   absl::Cleanup shutdown = [&] {
@@ -145,8 +147,8 @@ TEST_F(PluginsRegistryE2E, ADevicePluginWithoutV1beta1IsRefusedWithTheKubeletsTe
   plugin.SetDevices(FourGpusOneUnhealthy());
   ASSERT_TRUE(plugin.Start().ok());
   const std::string socket = RegistryDir() + "/old-reg.sock";
-  FakeRegistration registration(
-      FakeRegistration::Info("DevicePlugin", kGpu, plugin.socket_path(), {"v1alpha", "v2"}));
+  FakeRegistration registration(FakeRegistration::Info("DevicePlugin", kGpuResource,
+                                                       plugin.socket_path(), {"v1alpha", "v2"}));
   std::unique_ptr<grpc::Server> server = ServeUnix(socket, {&registration});
   ASSERT_NE(server, nullptr);
   absl::Cleanup shutdown = [&] {
@@ -159,7 +161,7 @@ TEST_F(PluginsRegistryE2E, ADevicePluginWithoutV1beta1IsRefusedWithTheKubeletsTe
   EXPECT_THAT(status.error(),
               HasSubstr("manager version, v1beta1, is not among plugin supported versions "
                         "[v1alpha v2]"));
-  EXPECT_EQ(Resource(kGpu), nullptr);
+  EXPECT_EQ(Resource(kGpuResource), nullptr);
 }
 
 }  // namespace

@@ -10,7 +10,6 @@
 #include <map>
 #include <random>
 #include <set>
-#include <sstream>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
@@ -19,22 +18,16 @@
 #include "common/unix_socket.h"
 #include "deviceplugin/v1beta1/api.pb.h"
 #include "tests/integration/e2e_fixture.h"
+#include "tests/testing/example_names.h"
 #include "tests/testing/stub_plugin.h"
+#include "tests/testing/temp_dir.h"
 
 namespace kdp::testing {
 namespace {
 
-constexpr char kGpu[] = "example.com/gpu";
 constexpr char kNoHealthyDevices[] =
     "Allocate failed due to no healthy devices present; cannot allocate unhealthy devices "
     "example.com/gpu, which is unexpected";
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
 
 // ---- A pre-1.20 ("v1") kubelet checkpoint, built independently of kdp's codec ----
 
@@ -105,7 +98,7 @@ std::string V1Checkpoint(const std::vector<V1Entry>& entries,
 }
 
 std::map<std::string, std::vector<std::string>> EightGpusRegistered() {
-  return {{kGpu, {"gpu0", "gpu1", "gpu2", "gpu3", "gpu4", "gpu5", "gpu6", "gpu7"}}};
+  return {{kGpuResource, {"gpu0", "gpu1", "gpu2", "gpu3", "gpu4", "gpu5", "gpu6", "gpu7"}}};
 }
 
 class RestartE2E : public E2ETest {
@@ -143,7 +136,8 @@ class RestartE2E : public E2ETest {
   // The GPUs of a pod's container "main" in an apply or get-pods answer.
   static std::vector<std::string> Gpus(const nlohmann::json& pod) {
     for (const auto& c : pod["containers"]) {
-      if (c["name"] == "main" && c["devices"].contains(kGpu)) return c["devices"][kGpu];
+      if (c["name"] == "main" && c["devices"].contains(kGpuResource))
+        return c["devices"][kGpuResource];
     }
     return {};
   }
@@ -155,15 +149,15 @@ class RestartE2E : public E2ETest {
 
   static std::string PodWithUid(const std::string& name, const std::string& uid, int gpus) {
     return absl::StrCat("apiVersion: v1\nkind: Pod\nmetadata: {name: ", name, ", uid: ", uid,
-                        "}\nspec:\n  containers:\n  - name: main\n    resources: {limits: {", kGpu,
-                        ": ", gpus, "}}\n");
+                        "}\nspec:\n  containers:\n  - name: main\n    resources: {limits: {",
+                        kGpuResource, ": ", gpus, "}}\n");
   }
 };
 
 TEST_F(RestartE2E, SigkillDuringAdmissionsLosesNothingAcknowledged) {
   StartManager();
   StartGpuPlugin();
-  ASSERT_TRUE(WaitForAllocatable(kGpu, 8, 8)) << plugin_->Output();
+  ASSERT_TRUE(WaitForAllocatable(kGpuResource, 8, 8)) << plugin_->Output();
 
   // Seeded, so a failure replays; KDP_RESTART_SEED picks another sequence to explore with.
   uint32_t seed = 20240603;
@@ -236,7 +230,7 @@ TEST_F(RestartE2E, SigkillDuringAdmissionsLosesNothingAcknowledged) {
 
     StartManager();
     // The plugin sees the new kubelet.sock and registers again by itself.
-    ASSERT_TRUE(WaitForAllocatable(kGpu, 8, 8)) << plugin_->Output() << manager_->Output();
+    ASSERT_TRUE(WaitForAllocatable(kGpuResource, 8, 8)) << plugin_->Output() << manager_->Output();
 
     std::map<std::string, nlohmann::json> listed = ListedPods();
     for (const auto& [name, gpus] : live) {
@@ -261,7 +255,7 @@ TEST_F(RestartE2E, SigkillDuringAdmissionsLosesNothingAcknowledged) {
       }
     }
     // The manager's own view agrees: exactly these devices are allocated, to these pods.
-    nlohmann::json resource = Resource(kGpu);
+    nlohmann::json resource = Resource(kGpuResource);
     EXPECT_EQ(resource["allocated"], holder.size()) << resource.dump();
     for (const auto& d : resource["devices"]) {
       auto it = holder.find(d["id"].get<std::string>());
@@ -281,7 +275,7 @@ TEST_F(RestartE2E, SigkillDuringAdmissionsLosesNothingAcknowledged) {
 TEST_F(RestartE2E, PreV120CheckpointComesBackAsAllocations) {
   WriteCheckpoint(V1Checkpoint({{.pod_uid = "u-foreign",
                                  .container = "main",
-                                 .resource = kGpu,
+                                 .resource = kGpuResource,
                                  .device_ids = {"gpu2", "gpu3"},
                                  .envs = {{"KDP_VISIBLE_DEVICES", "gpu2,gpu3"}}}},
                                EightGpusRegistered()));
@@ -292,7 +286,7 @@ TEST_F(RestartE2E, PreV120CheckpointComesBackAsAllocations) {
   StartManager();
   // Known but stopped: the checkpoint's device lists are not used (ManagerImpl.readCheckpoint in
   // pkg/kubelet/cm/devicemanager/manager.go keeps only the resource names).
-  nlohmann::json resource = Resource(kGpu);
+  nlohmann::json resource = Resource(kGpuResource);
   ASSERT_TRUE(resource.is_object()) << Status().dump();
   EXPECT_EQ(resource["capacity"], 0);
   EXPECT_EQ(resource["allocatable"], 0);
@@ -320,15 +314,15 @@ TEST_F(RestartE2E, PreV120CheckpointComesBackAsAllocations) {
   EXPECT_EQ(after.json["entries"][0]["container"], "main");
   EXPECT_EQ(after.json["entries"][0]["devices"], nlohmann::json({{"0", {"gpu2", "gpu3"}}}));
   EXPECT_EQ(after.json["entries"][0]["alloc_response"]["envs"]["KDP_VISIBLE_DEVICES"], "gpu2,gpu3");
-  EXPECT_TRUE(after.json["registered_devices"].contains(kGpu)) << after.out;
+  EXPECT_TRUE(after.json["registered_devices"].contains(kGpuResource)) << after.out;
 
   // With the plugin back the two devices are held, and the adoption outlives a restart.
   StartGpuPlugin();
-  ASSERT_TRUE(WaitForAllocatable(kGpu, 8, 8)) << plugin_->Output();
+  ASSERT_TRUE(WaitForAllocatable(kGpuResource, 8, 8)) << plugin_->Output();
   StopManager(SIGTERM);
   StartManager();
-  ASSERT_TRUE(WaitForAllocatable(kGpu, 8, 8)) << plugin_->Output();
-  resource = Resource(kGpu);
+  ASSERT_TRUE(WaitForAllocatable(kGpuResource, 8, 8)) << plugin_->Output();
+  resource = Resource(kGpuResource);
   EXPECT_EQ(resource["allocated"], 2);
   for (const auto& d : resource["devices"]) {
     const bool held = d["id"] == "gpu2" || d["id"] == "gpu3";
@@ -345,7 +339,7 @@ TEST_F(RestartE2E, PreV120CheckpointComesBackAsAllocations) {
 TEST_F(RestartE2E, PreV120CheckpointCopiedOverKdpsStateGivesKnownPodsItsDevices) {
   StartManager();
   StartGpuPlugin();
-  ASSERT_TRUE(WaitForAllocatable(kGpu, 8, 8)) << plugin_->Output();
+  ASSERT_TRUE(WaitForAllocatable(kGpuResource, 8, 8)) << plugin_->Output();
   KdpctlResult admitted = Apply(PodWithUid("legacy", "u-legacy", 2));
   ASSERT_EQ(admitted.exit_code, 0) << admitted.out << admitted.err;
   StopManager(SIGTERM);
@@ -353,7 +347,7 @@ TEST_F(RestartE2E, PreV120CheckpointCopiedOverKdpsStateGivesKnownPodsItsDevices)
 
   WriteCheckpoint(V1Checkpoint({{.pod_uid = "u-legacy",
                                  .container = "main",
-                                 .resource = kGpu,
+                                 .resource = kGpuResource,
                                  .device_ids = {"gpu6", "gpu7"},
                                  .envs = {{"KDP_VISIBLE_DEVICES", "gpu6,gpu7"}}}},
                                EightGpusRegistered()));
@@ -368,8 +362,8 @@ TEST_F(RestartE2E, PreV120CheckpointCopiedOverKdpsStateGivesKnownPodsItsDevices)
   EXPECT_EQ(listed["legacy"]["containers"][0]["envs"]["KDP_VISIBLE_DEVICES"], "gpu6,gpu7");
 
   StartGpuPlugin();
-  ASSERT_TRUE(WaitForAllocatable(kGpu, 8, 8)) << plugin_->Output();
-  EXPECT_EQ(Resource(kGpu)["allocated"], 2);
+  ASSERT_TRUE(WaitForAllocatable(kGpuResource, 8, 8)) << plugin_->Output();
+  EXPECT_EQ(Resource(kGpuResource)["allocated"], 2);
   // gpu0 and gpu1 (what the replaced checkpoint gave the pod) are free again.
   KdpctlResult rest = Apply(GpuPod("rest", 6));
   ASSERT_EQ(rest.exit_code, 0) << rest.out << rest.err;
@@ -380,7 +374,7 @@ TEST_F(RestartE2E, PreV120CheckpointCopiedOverKdpsStateGivesKnownPodsItsDevices)
 TEST_F(RestartE2E, RestoredResourceIsStoppedUntilThePluginRegisters) {
   StartManager();
   StartGpuPlugin();
-  ASSERT_TRUE(WaitForAllocatable(kGpu, 8, 8)) << plugin_->Output();
+  ASSERT_TRUE(WaitForAllocatable(kGpuResource, 8, 8)) << plugin_->Output();
   KdpctlResult a = Apply(GpuPod("a", 2));
   KdpctlResult b = Apply(GpuPod("b", 1));
   ASSERT_EQ(a.exit_code, 0) << a.out << a.err;
@@ -389,7 +383,7 @@ TEST_F(RestartE2E, RestoredResourceIsStoppedUntilThePluginRegisters) {
   KillPlugin(SIGKILL);
   StartManager();
 
-  nlohmann::json resource = Resource(kGpu);
+  nlohmann::json resource = Resource(kGpuResource);
   ASSERT_TRUE(resource.is_object()) << Status().dump();
   EXPECT_EQ(resource["capacity"], 0);
   EXPECT_EQ(resource["allocatable"], 0);
@@ -416,8 +410,8 @@ TEST_F(RestartE2E, RestoredResourceIsStoppedUntilThePluginRegisters) {
   }
 
   StartGpuPlugin();
-  ASSERT_TRUE(WaitForAllocatable(kGpu, 8, 8)) << plugin_->Output();
-  resource = Resource(kGpu);
+  ASSERT_TRUE(WaitForAllocatable(kGpuResource, 8, 8)) << plugin_->Output();
+  resource = Resource(kGpuResource);
   EXPECT_EQ(resource["connected"], true);
   EXPECT_EQ(resource["allocated"], 3);
   KdpctlResult c = Apply(GpuPod("c", 5));
@@ -432,13 +426,13 @@ TEST_F(RestartE2E, GracePeriodRemovesAResourceWhosePluginIsGone) {
   constexpr absl::Duration kGrace = absl::Seconds(2);
   StartManager({"--endpoint-grace-period", "2s"});
   StartGpuPlugin();
-  ASSERT_TRUE(WaitForAllocatable(kGpu, 8, 8)) << plugin_->Output();
+  ASSERT_TRUE(WaitForAllocatable(kGpuResource, 8, 8)) << plugin_->Output();
 
   const absl::Time killed = absl::Now();
   KillPlugin(SIGKILL);
   nlohmann::json resource;
   ASSERT_TRUE(WaitUntil([&] {
-    resource = Resource(kGpu);
+    resource = Resource(kGpuResource);
     return resource.is_object() && resource["connected"] == false;
   })) << resource.dump();
   // During the period: every device kept, none allocatable. (Seen well inside the 2 s unless this
@@ -450,7 +444,7 @@ TEST_F(RestartE2E, GracePeriodRemovesAResourceWhosePluginIsGone) {
   }
 
   ASSERT_TRUE(WaitUntil([&] {
-    resource = Resource(kGpu);
+    resource = Resource(kGpuResource);
     return resource.is_object() && resource["removed"] == true;
   })) << resource.dump();
   EXPECT_GE(absl::Now() - killed, kGrace) << "removed before the grace period ended";
@@ -461,8 +455,8 @@ TEST_F(RestartE2E, GracePeriodRemovesAResourceWhosePluginIsGone) {
   EXPECT_EQ(Apply(GpuPod("late", 1)).exit_code, 1);
 
   StartGpuPlugin();
-  ASSERT_TRUE(WaitForAllocatable(kGpu, 8, 8)) << plugin_->Output();
-  resource = Resource(kGpu);
+  ASSERT_TRUE(WaitForAllocatable(kGpuResource, 8, 8)) << plugin_->Output();
+  resource = Resource(kGpuResource);
   EXPECT_EQ(resource["removed"], false);
   EXPECT_EQ(resource["connected"], true);
   EXPECT_EQ(Apply(GpuPod("back", 1)).exit_code, 0);
@@ -472,7 +466,7 @@ TEST_F(RestartE2E, GracePeriodRemovesAResourceWhosePluginIsGone) {
 std::string CorruptCheckpoint() {
   std::string bytes = V1Checkpoint({{.pod_uid = "u-1",
                                      .container = "main",
-                                     .resource = kGpu,
+                                     .resource = kGpuResource,
                                      .device_ids = {"gpu0"},
                                      .envs = {{"KDP_VISIBLE_DEVICES", "gpu0"}}}},
                                    EightGpusRegistered());
@@ -499,7 +493,7 @@ TEST_F(RestartE2E, CorruptCheckpointIsKeptAsideAndTheManagerStartsEmpty) {
     }
   }
   ASSERT_EQ(aside.size(), 1u);
-  EXPECT_EQ(ReadAll(aside[0]), corrupt) << "kept byte for byte";
+  EXPECT_EQ(ReadWholeFile(aside[0]), corrupt) << "kept byte for byte";
   // A fresh, valid checkpoint takes its place.
   KdpctlResult fresh;
   ASSERT_TRUE(WaitUntil([&] {
@@ -510,7 +504,7 @@ TEST_F(RestartE2E, CorruptCheckpointIsKeptAsideAndTheManagerStartsEmpty) {
   EXPECT_TRUE(fresh.json["entries"].empty());
 
   StartGpuPlugin();
-  ASSERT_TRUE(WaitForAllocatable(kGpu, 8, 8)) << plugin_->Output();
+  ASSERT_TRUE(WaitForAllocatable(kGpuResource, 8, 8)) << plugin_->Output();
   EXPECT_EQ(Apply(GpuPod("after", 8)).exit_code, 0) << "nothing of the corrupt file is held";
 }
 
@@ -523,7 +517,7 @@ TEST_F(RestartE2E, StrictCheckpointRefusesToStart) {
   EXPECT_NE(run->exit_code, 0);
   EXPECT_THAT(run->out + run->err, ::testing::HasSubstr(CheckpointPath()));
   EXPECT_THAT(run->out + run->err, ::testing::HasSubstr("--strict-checkpoint"));
-  EXPECT_EQ(ReadAll(CheckpointPath()), corrupt) << "left where it is, untouched";
+  EXPECT_EQ(ReadWholeFile(CheckpointPath()), corrupt) << "left where it is, untouched";
   for (const auto& entry : std::filesystem::directory_iterator(PluginsDir())) {
     EXPECT_FALSE(absl::StrContains(entry.path().filename().string(), ".corrupt-")) << entry.path();
   }
@@ -537,7 +531,7 @@ TEST_F(RestartE2E, StrictCheckpointRefusesToStart) {
 TEST_F(RestartE2E, NewPluginInstanceIsNotDisconnectedByTheOldOnesExit) {
   StartManager();
   StartGpuPlugin();
-  ASSERT_TRUE(WaitForAllocatable(kGpu, 8, 8)) << plugin_->Output();
+  ASSERT_TRUE(WaitForAllocatable(kGpuResource, 8, 8)) << plugin_->Output();
 
   StubPlugin newer(PluginsDir() + "/gpu-v2.sock");
   ASSERT_TRUE(newer.Start().ok());
@@ -545,12 +539,12 @@ TEST_F(RestartE2E, NewPluginInstanceIsNotDisconnectedByTheOldOnesExit) {
   for (int i = 0; i < 8; ++i)
     devices.push_back(MakeDevice(absl::StrCat("gpu", i), "Healthy", {i / 4}));
   newer.SetDevices(devices);
-  ASSERT_TRUE(StubPlugin::Register(KubeletSocket(), "v1beta1", "gpu-v2.sock", kGpu).ok());
+  ASSERT_TRUE(StubPlugin::Register(KubeletSocket(), "v1beta1", "gpu-v2.sock", kGpuResource).ok());
   ASSERT_TRUE(WaitUntil([&] {
-    nlohmann::json r = Resource(kGpu);
+    nlohmann::json r = Resource(kGpuResource);
     return r.is_object() && r["endpoint"] == PluginsDir() + "/gpu-v2.sock";
   }));
-  ASSERT_TRUE(WaitForAllocatable(kGpu, 8, 8));
+  ASSERT_TRUE(WaitForAllocatable(kGpuResource, 8, 8));
 
   KillPlugin(SIGKILL);
   // The manager has seen the old stream end...
@@ -564,14 +558,14 @@ TEST_F(RestartE2E, NewPluginInstanceIsNotDisconnectedByTheOldOnesExit) {
     return false;
   })) << manager_->Output();
   // ...and the resource is still the new instance's, connected, with all eight allocatable.
-  nlohmann::json resource = Resource(kGpu);
+  nlohmann::json resource = Resource(kGpuResource);
   EXPECT_EQ(resource["connected"], true) << resource.dump();
   EXPECT_EQ(resource["allocatable"], 8) << resource.dump();
   EXPECT_EQ(resource["endpoint"], PluginsDir() + "/gpu-v2.sock");
   // Its stream is still the one the manager listens to: a health change arrives.
   devices[3].set_health("Unhealthy");
   newer.SetDevices(devices);
-  EXPECT_TRUE(WaitForAllocatable(kGpu, 7, 8)) << Resource(kGpu).dump();
+  EXPECT_TRUE(WaitForAllocatable(kGpuResource, 7, 8)) << Resource(kGpuResource).dump();
   KdpctlResult admitted = Apply(GpuPod("after", 1));
   ASSERT_EQ(admitted.exit_code, 0) << admitted.out << admitted.err;
   EXPECT_EQ(admitted.json["containers"][0]["envs"]["STUB_DEVICES"], Gpus(admitted.json)[0]);

@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "manager/src/controlplane/resourceapi/api_errors.h"
+#include "tests/testing/example_names.h"
 #include "tests/testing/stub_plugin.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/wait.h"
@@ -26,7 +27,7 @@ using ::testing::HasSubstr;
 using Json = nlohmann::json;
 using resourceapi::Kind;
 
-constexpr char kGpu[] = "example.com/gpu";
+using ::kdp::testing::kGpuResource;
 
 // A v1 Pod as kubectl sends it: one container asking for `gpus` GPUs.
 Json PodJson(const std::string& name, int gpus) {
@@ -41,7 +42,7 @@ Json PodJson(const std::string& name, int gpus) {
            {{"containers",
              {{{"name", "main"},
                {"image", "registry.example.com/train:1"},
-               {"resources", {{"limits", {{kGpu, std::to_string(gpus)}}}}}}}}}}};
+               {"resources", {{"limits", {{kGpuResource, std::to_string(gpus)}}}}}}}}}}};
 }
 
 class PodAdmissionTest : public ::testing::Test {
@@ -58,10 +59,11 @@ class PodAdmissionTest : public ::testing::Test {
     plugin_->SetDevices({MakeDevice("g0"), MakeDevice("g1")});
     ASSERT_TRUE(plugin_->Start().ok());
     ASSERT_TRUE(
-        StubPlugin::Register(plugins_dir + "/kubelet.sock", "v1beta1", "gpu.sock", kGpu).ok());
+        StubPlugin::Register(plugins_dir + "/kubelet.sock", "v1beta1", "gpu.sock", kGpuResource)
+            .ok());
     ASSERT_TRUE(WaitUntil([&] {
       for (const ResourceDevices& resource : devices_->Resources()) {
-        if (resource.name == kGpu) return resource.connected && resource.allocatable() == 2;
+        if (resource.name == kGpuResource) return resource.connected && resource.allocatable() == 2;
       }
       return false;
     }));
@@ -114,7 +116,7 @@ TEST_F(PodAdmissionTest, APodCreatedThroughTheApiRunsWithItsDevicesAndDeletingIt
   std::optional<AdmittedPod> admitted = pods_->Get("default", "train");
   ASSERT_TRUE(admitted.has_value());
   EXPECT_EQ(admitted->pod.uid, uid);
-  EXPECT_EQ(admitted->containers[0].devices[kGpu].size(), 2u);
+  EXPECT_EQ(admitted->containers[0].devices[kGpuResource].size(), 2u);
   // The client's object is kept with the pod (and recorded with it): a restarted manager's API,
   // a new store and status manager over the same pods, shows the same labels and spec.
   EXPECT_THAT(admitted->pod.api_object, HasSubstr(R"("app":"train")"));
@@ -181,7 +183,7 @@ TEST_F(PodAdmissionTest, KdpctlRetriesARefusedPodAndDeletesOneAsTheApiDoes) {
   pod.uid = "uid-big-1";
   pod.containers = {{.name = "main",
                      .kind = ContainerKind::kApp,
-                     .extended_resources = {{kGpu, 3}},
+                     .extended_resources = {{kGpuResource, 3}},
                      .other_limits = {}}};
   absl::StatusOr<AdmitResult> refused = admission_->Admit(pod);
   ASSERT_TRUE(refused.ok());
@@ -190,7 +192,7 @@ TEST_F(PodAdmissionTest, KdpctlRetriesARefusedPodAndDeletesOneAsTheApiDoes) {
   EXPECT_EQ((*store_.Get(Kind::kPod, "default", "big"))["status"]["phase"], "Failed");
   // Without retry: the name is taken; with it (kdpctl apply), the new spec is admitted.
   pod.uid = "uid-big-2";
-  pod.containers[0].extended_resources[kGpu] = 1;
+  pod.containers[0].extended_resources[kGpuResource] = 1;
   EXPECT_TRUE(absl::IsAlreadyExists(admission_->Admit(pod).status()));
   absl::StatusOr<AdmitResult> retried = admission_->Admit(pod, nullptr, /*retry_refused=*/true);
   ASSERT_TRUE(retried.ok()) << retried.status();
@@ -204,7 +206,7 @@ TEST_F(PodAdmissionTest, KdpctlRetriesARefusedPodAndDeletesOneAsTheApiDoes) {
 
 TEST_F(PodAdmissionTest, AnInvalidPodIsRefusedWithTheApiServersStatusAndChangesNothing) {
   Json bad = PodJson("bad", 1);
-  bad["spec"]["containers"][0]["resources"]["limits"][kGpu] = "1.5";
+  bad["spec"]["containers"][0]["resources"]["limits"][kGpuResource] = "1.5";
   absl::StatusOr<Json> created = admission_->CreatePod(bad);
   EXPECT_EQ(resourceapi::HttpCode(created.status()), 422) << created.status();
   EXPECT_THAT(created.status().message(), HasSubstr("Pod \"bad\" is invalid: "));

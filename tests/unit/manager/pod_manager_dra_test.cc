@@ -26,6 +26,7 @@
 #include "manager/src/devicemanager/pod_devices.h"
 #include "manager/src/podmanager/pod_manager.h"
 #include "manager/src/state/state_store.h"
+#include "tests/testing/example_names.h"
 #include "tests/testing/stub_plugin.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/wait.h"
@@ -44,7 +45,7 @@ using ::testing::IsEmpty;
 using ::testing::Not;
 using ::testing::SizeIs;
 
-constexpr char kGpu[] = "example.com/gpu";
+using ::kdp::testing::kGpuResource;
 
 // Records every call ("Reserve <pod>", "Prepare <pod>", "CdiDevices <pod>/<container>", ...),
 // what the device manager held for the pod at Reserve and Prepare, and fails a method on demand.
@@ -161,7 +162,7 @@ Container MakeContainer(const std::string& name, int64_t gpus,
                       .extended_resources = {},
                       .other_limits = {},
                       .claims = std::move(claims)};
-  if (gpus > 0) container.extended_resources[kGpu] = gpus;
+  if (gpus > 0) container.extended_resources[kGpuResource] = gpus;
   return container;
 }
 
@@ -200,10 +201,11 @@ class PodManagerDraTest : public ::testing::Test {
     plugin_->SetDevices({MakeDevice("g0"), MakeDevice("g1")});
     ASSERT_TRUE(plugin_->Start().ok());
     ASSERT_TRUE(
-        StubPlugin::Register(plugins_dir + "/kubelet.sock", "v1beta1", "gpu.sock", kGpu).ok());
+        StubPlugin::Register(plugins_dir + "/kubelet.sock", "v1beta1", "gpu.sock", kGpuResource)
+            .ok());
     ASSERT_TRUE(WaitUntil([&] {
       for (const ResourceDevices& resource : devices_->Resources()) {
-        if (resource.name == kGpu) return resource.connected && resource.allocatable() == 2;
+        if (resource.name == kGpuResource) return resource.connected && resource.allocatable() == 2;
       }
       return false;
     }));
@@ -257,7 +259,7 @@ TEST_F(PodManagerDraTest, PodWithClaimsIsReservedThenAllocatedThenPreparedWithCd
   EXPECT_EQ(result->pod.containers[0].spec.name, "main");
   EXPECT_THAT(result->pod.containers[0].options.cdi_devices,
               ElementsAre("vendor.com/gpu=trainer-gpu-x7k2q"));
-  EXPECT_THAT(result->pod.containers[0].devices.at(kGpu), SizeIs(1));
+  EXPECT_THAT(result->pod.containers[0].devices.at(kGpuResource), SizeIs(1));
   EXPECT_THAT(result->pod.containers[1].options.cdi_devices, IsEmpty());
   // The generated claim names are kept with the admitted pod (and what is persisted).
   EXPECT_EQ(result->pod.pod.resource_claim_statuses, generated);
@@ -495,7 +497,7 @@ TEST_F(PodManagerDraTest, DeviceRejectionAfterReserveReleasesTheClaims) {
   // Reserve succeeds, then the device manager cannot give three GPUs: the claims are released
   // and never prepared.
   Pod pod = PodWithClaim("greedy");
-  pod.containers[0].extended_resources[kGpu] = 3;
+  pod.containers[0].extended_resources[kGpuResource] = 3;
 
   absl::StatusOr<AdmitResult> result = pods_->Admit(pod);
 

@@ -29,6 +29,7 @@
 #include "gtest/gtest.h"
 #include "manager/src/devicemanager/manager.h"
 #include "manager/src/devicemanager/pod_devices.h"
+#include "tests/testing/example_names.h"
 #include "tests/testing/stub_plugin.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/wait.h"
@@ -42,7 +43,7 @@ using ::kdp::testing::TempDir;
 using ::kdp::testing::WaitUntil;
 using ::testing::IsEmpty;
 
-constexpr char kGpu[] = "example.com/gpu";
+using ::kdp::testing::kGpuResource;
 constexpr char kHung[] = "example.com/hung";
 // What "at once" means for a call that must not wait on a hung peer: far below the peers' own
 // deadline (kCallTimeout), generous for a sanitized build on two busy cores.
@@ -105,7 +106,7 @@ Pod DevicePod(const std::string& name, const std::string& resource, int64_t coun
 }
 
 Pod ClaimPod(const std::string& name) {
-  Pod pod = DevicePod(name, kGpu, 0);
+  Pod pod = DevicePod(name, kGpuResource, 0);
   pod.containers[0].extended_resources.clear();
   pod.containers[0].claims = {{"gpu", ""}};
   pod.resource_claims = {
@@ -151,7 +152,7 @@ class PodManagerLockingTest : public ::testing::Test {
     devices_->SetActivePodsSource(pods_.get());
     pods_->Restore({});
     ASSERT_TRUE(devices_->Start().ok());
-    gpu_ = StartPlugin(plugins_dir, "gpu.sock", kGpu, "g");
+    gpu_ = StartPlugin(plugins_dir, "gpu.sock", kGpuResource, "g");
     hung_ = StartPlugin(plugins_dir, "hung.sock", kHung, "h");
   }
   void TearDown() override {
@@ -226,7 +227,7 @@ TEST_F(PodManagerLockingTest, PodOfAnotherResourceIsAdmittedWhileAPluginHangsInA
   Background* stuck_admit = AdmitInBackground(DevicePod("stuck", kHung, 1));
   ASSERT_TRUE(WaitUntil([&] { return hung_->waiting(StubPlugin::Call::kAllocate) == 1; }));
 
-  ExpectAdmittedPromptly(DevicePod("other", kGpu, 2));
+  ExpectAdmittedPromptly(DevicePod("other", kGpuResource, 2));
   // Reads, deletions and the pod source answer too.
   EXPECT_TRUE(pods_->Get("default", "other").has_value());
   EXPECT_EQ(pods_->List().size(), 1u);
@@ -257,7 +258,7 @@ TEST_F(PodManagerLockingTest, PodsOfOneResourceAreAdmittedOneAtATime) {
   EXPECT_FALSE(second_admit->Wait(absl::Milliseconds(200)));
   EXPECT_EQ(hung_->allocate_calls(), 1) << "the second admission ran beside the first";
   // A second pod of that name is refused at once, not queued.
-  absl::StatusOr<AdmitResult> again = pods_->Admit(DevicePod("first", kGpu, 1));
+  absl::StatusOr<AdmitResult> again = pods_->Admit(DevicePod("first", kGpuResource, 1));
   EXPECT_EQ(again.status().code(), absl::StatusCode::kAlreadyExists) << again.status();
 
   hung_->Release(StubPlugin::Call::kAllocate);
@@ -273,13 +274,13 @@ TEST_F(PodManagerLockingTest, PodsOfOneResourceAreAdmittedOneAtATime) {
 // FinishTerminating) holds up neither admissions nor other deletions.
 TEST_F(PodManagerLockingTest, DeletionHungInUnprepareHoldsUpNoOtherPod) {
   ExpectAdmittedPromptly(ClaimPod("claimed"));
-  ExpectAdmittedPromptly(DevicePod("plain", kGpu, 1));
+  ExpectAdmittedPromptly(DevicePod("plain", kGpuResource, 1));
   claims_.Hold("claimed");
   Background* hung_delete =
       InBackground([&] { EXPECT_TRUE(pods_->Delete("default", "claimed").ok()); });
   ASSERT_TRUE(WaitUntil([&] { return claims_.waiting() == 1; }));
 
-  ExpectAdmittedPromptly(DevicePod("new", kGpu, 1));
+  ExpectAdmittedPromptly(DevicePod("new", kGpuResource, 1));
   ExpectAdmittedPromptly(ClaimPod("new-claimed"));
   Background* other_delete =
       InBackground([&] { EXPECT_TRUE(pods_->Delete("default", "plain").ok()); });
@@ -297,7 +298,7 @@ TEST_F(PodManagerLockingTest, DeletionHungInUnprepareHoldsUpNoOtherPod) {
 // The reconcile loop's body runs without any PodManager lock: admissions and deletions go on
 // while a driver hangs in it.
 TEST_F(PodManagerLockingTest, ReconcileLoopHoldsNoLockAcrossItsDriverCalls) {
-  ExpectAdmittedPromptly(DevicePod("running", kGpu, 1));
+  ExpectAdmittedPromptly(DevicePod("running", kGpuResource, 1));
   absl::Notification in_reconcile, release_reconcile;
   Background* reconcile = InBackground([&] {
     pods_->WithActivePodsSettled([&](const std::set<std::string>& active) {
@@ -354,7 +355,7 @@ TEST_F(PodManagerLockingTest, HungPreStartContainerHoldsUpNoOtherAdmission) {
   ASSERT_EQ(devices_->peer_calls().InFlight().size(), 1u);
   EXPECT_EQ(devices_->peer_calls().InFlight()[0].method, "PreStartContainer");
 
-  ExpectAdmittedPromptly(DevicePod("gpu", kGpu, 1));
+  ExpectAdmittedPromptly(DevicePod("gpu", kGpuResource, 1));
   // Same resource: its devices are allocated at once; only its own PreStartContainer waits.
   AdmitInBackground(DevicePod("same", "example.com/prestart", 1));
   EXPECT_TRUE(WaitUntil([&] {

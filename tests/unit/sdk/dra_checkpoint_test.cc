@@ -6,6 +6,7 @@
 #include "common/durable_file.h"
 #include "nlohmann/json.hpp"
 #include "sdk/src/dra/checkpoint.h"
+#include "tests/testing/example_names.h"
 #include "tests/testing/temp_dir.h"
 
 namespace kdp::internal {
@@ -14,7 +15,7 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 
-constexpr char kDriver[] = "gpu.example.com";
+using ::kdp::testing::kGpuDriver;
 
 PreparedClaims SampleClaims() {
   PreparedClaims claims;
@@ -39,14 +40,14 @@ PreparedClaims SampleClaims() {
 }
 
 TEST(DraCheckpoint, EncodeDecodeRoundTrip) {
-  std::string bytes = EncodeDraCheckpoint(kDriver, SampleClaims());
-  absl::StatusOr<PreparedClaims> decoded = DecodeDraCheckpoint(bytes, kDriver, "test");
+  std::string bytes = EncodeDraCheckpoint(kGpuDriver, SampleClaims());
+  absl::StatusOr<PreparedClaims> decoded = DecodeDraCheckpoint(bytes, kGpuDriver, "test");
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   EXPECT_EQ(*decoded, SampleClaims());
 }
 
 TEST(DraCheckpoint, FileFormatIsCrc32OverTheDataString) {
-  json file = json::parse(EncodeDraCheckpoint(kDriver, SampleClaims()));
+  json file = json::parse(EncodeDraCheckpoint(kGpuDriver, SampleClaims()));
   const std::string data = file["data"].get<std::string>();
   uLong crc =
       crc32(0L, reinterpret_cast<const Bytef*>(data.data()), static_cast<uInt>(data.size()));
@@ -54,7 +55,7 @@ TEST(DraCheckpoint, FileFormatIsCrc32OverTheDataString) {
   json inner = json::parse(data);
   EXPECT_EQ(inner["apiVersion"], "kdp.dev/v1");
   EXPECT_EQ(inner["kind"], "DraDriverCheckpoint");
-  EXPECT_EQ(inner["driver"], kDriver);
+  EXPECT_EQ(inner["driver"], kGpuDriver);
   ASSERT_EQ(inner["preparedClaims"].size(), 2u);
   EXPECT_EQ(inner["preparedClaims"][0]["uid"], "uid-1");
   EXPECT_EQ(inner["preparedClaims"][0]["state"], "PrepareCompleted");
@@ -64,11 +65,11 @@ TEST(DraCheckpoint, FileFormatIsCrc32OverTheDataString) {
 }
 
 TEST(DraCheckpoint, ChangedDataIsDataLoss) {
-  json file = json::parse(EncodeDraCheckpoint(kDriver, SampleClaims()));
+  json file = json::parse(EncodeDraCheckpoint(kGpuDriver, SampleClaims()));
   std::string data = file["data"].get<std::string>();
   data.replace(data.find("claim-1"), 7, "claim-9");
   file["data"] = data;
-  absl::StatusOr<PreparedClaims> decoded = DecodeDraCheckpoint(file.dump(), kDriver, "/x/cp");
+  absl::StatusOr<PreparedClaims> decoded = DecodeDraCheckpoint(file.dump(), kGpuDriver, "/x/cp");
   EXPECT_EQ(decoded.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(decoded.status().message(), HasSubstr("checkpoint /x/cp is corrupted"));
   EXPECT_THAT(decoded.status().message(), HasSubstr("checksum mismatch"));
@@ -77,7 +78,7 @@ TEST(DraCheckpoint, ChangedDataIsDataLoss) {
 TEST(DraCheckpoint, GarbageIsDataLoss) {
   for (const char* bytes :
        {"", "{", "[]", R"({"checksum": 1})", R"({"checksum": "1", "data": ""})"}) {
-    EXPECT_EQ(DecodeDraCheckpoint(bytes, kDriver, "cp").status().code(),
+    EXPECT_EQ(DecodeDraCheckpoint(bytes, kGpuDriver, "cp").status().code(),
               absl::StatusCode::kDataLoss)
         << bytes;
   }
@@ -85,14 +86,14 @@ TEST(DraCheckpoint, GarbageIsDataLoss) {
 
 TEST(DraCheckpoint, AnotherDriversFileIsRejected) {
   std::string bytes = EncodeDraCheckpoint("net.example.com", SampleClaims());
-  absl::StatusOr<PreparedClaims> decoded = DecodeDraCheckpoint(bytes, kDriver, "cp");
+  absl::StatusOr<PreparedClaims> decoded = DecodeDraCheckpoint(bytes, kGpuDriver, "cp");
   EXPECT_EQ(decoded.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(decoded.status().message(), HasSubstr("net.example.com"));
 }
 
 TEST(DraCheckpoint, LoadOfAMissingFileIsEmpty) {
   testing::TempDir dir;
-  DraCheckpoint checkpoint(dir.Path("checkpoint.json"), kDriver);
+  DraCheckpoint checkpoint(dir.Path("checkpoint.json"), kGpuDriver);
   absl::StatusOr<PreparedClaims> loaded = checkpoint.Load();
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_TRUE(loaded->empty());
@@ -100,7 +101,7 @@ TEST(DraCheckpoint, LoadOfAMissingFileIsEmpty) {
 
 TEST(DraCheckpoint, StoreThenLoad) {
   testing::TempDir dir;
-  DraCheckpoint checkpoint(dir.Path("checkpoint.json"), kDriver);
+  DraCheckpoint checkpoint(dir.Path("checkpoint.json"), kGpuDriver);
   ASSERT_TRUE(checkpoint.Store(SampleClaims()).ok());
   absl::StatusOr<PreparedClaims> loaded = checkpoint.Load();
   ASSERT_TRUE(loaded.ok()) << loaded.status();
@@ -113,7 +114,7 @@ TEST(DraCheckpoint, StoreThenLoad) {
 
 TEST(DraCheckpoint, StoreIntoAMissingDirectoryFails) {
   testing::TempDir dir;
-  DraCheckpoint checkpoint(dir.Path("no/such/checkpoint.json"), kDriver);
+  DraCheckpoint checkpoint(dir.Path("no/such/checkpoint.json"), kGpuDriver);
   absl::Status status = checkpoint.Store(SampleClaims());
   EXPECT_FALSE(status.ok());
   EXPECT_THAT(status.message(), HasSubstr("no/such"));
@@ -134,14 +135,14 @@ std::pair<int64_t, PreparedClaims> Slot(const DraCheckpoint& checkpoint, int slo
   if (!bytes.ok()) return {-1, {}};
   uint64_t generation = 0;
   absl::StatusOr<PreparedClaims> claims =
-      DecodeDraCheckpoint(*bytes, kDriver, checkpoint.SlotPath(slot), &generation);
+      DecodeDraCheckpoint(*bytes, kGpuDriver, checkpoint.SlotPath(slot), &generation);
   if (!claims.ok()) return {-1, {}};
   return {static_cast<int64_t>(generation), *claims};
 }
 
 TEST(DraCheckpointSlots, EachLoadAndStoreGoesToTheSlotNotHoldingTheNewestState) {
   testing::TempDir dir;
-  DraCheckpoint checkpoint(dir.Path("prepared-claims.json"), kDriver);
+  DraCheckpoint checkpoint(dir.Path("prepared-claims.json"), kGpuDriver);
   EXPECT_EQ(checkpoint.SlotPath(1), dir.Path("prepared-claims.json.1"));
   ASSERT_TRUE(checkpoint.Load().ok());
   ASSERT_TRUE(checkpoint.Store(OneClaim("a")).ok());
@@ -154,17 +155,17 @@ TEST(DraCheckpointSlots, EachLoadAndStoreGoesToTheSlotNotHoldingTheNewestState) 
   EXPECT_EQ(Slot(checkpoint, 1), std::make_pair(int64_t{2}, OneClaim("b")));
 
   // A new instance (a restarted driver) reads the newest and overwrites the older slot.
-  DraCheckpoint restarted(dir.Path("prepared-claims.json"), kDriver);
+  DraCheckpoint restarted(dir.Path("prepared-claims.json"), kGpuDriver);
   ASSERT_EQ(*restarted.Load(), OneClaim("b"));
   ASSERT_TRUE(restarted.Store(OneClaim("c")).ok());
   EXPECT_EQ(Slot(restarted, 0), std::make_pair(int64_t{3}, OneClaim("c")));
   EXPECT_EQ(Slot(restarted, 1), std::make_pair(int64_t{2}, OneClaim("b")));
-  EXPECT_EQ(*DraCheckpoint(dir.Path("prepared-claims.json"), kDriver).Load(), OneClaim("c"));
+  EXPECT_EQ(*DraCheckpoint(dir.Path("prepared-claims.json"), kGpuDriver).Load(), OneClaim("c"));
 }
 
 TEST(DraCheckpointSlots, StoresBetweenTwoLoadsOverwriteTheSameSlotSoTheDurableOneStays) {
   testing::TempDir dir;
-  DraCheckpoint checkpoint(dir.Path("cp.json"), kDriver);
+  DraCheckpoint checkpoint(dir.Path("cp.json"), kGpuDriver);
   ASSERT_TRUE(checkpoint.Store(OneClaim("durable")).ok());  // slot 0, generation 1
   ASSERT_TRUE(checkpoint.Load().ok());
   // The record before the vendor's Prepare (unsynced), then the one after it (synced).
@@ -178,7 +179,7 @@ TEST(DraCheckpointSlots, StoresBetweenTwoLoadsOverwriteTheSameSlotSoTheDurableOn
 
 TEST(DraCheckpointSlots, ATornNewestSlotLeavesTheOtherSlotsState) {
   testing::TempDir dir;
-  DraCheckpoint checkpoint(dir.Path("cp.json"), kDriver);
+  DraCheckpoint checkpoint(dir.Path("cp.json"), kGpuDriver);
   ASSERT_TRUE(checkpoint.Store(OneClaim("old")).ok());
   ASSERT_TRUE(checkpoint.Load().ok());
   ASSERT_TRUE(checkpoint.Store(OneClaim("new")).ok());
@@ -191,22 +192,22 @@ TEST(DraCheckpointSlots, ATornNewestSlotLeavesTheOtherSlotsState) {
   ASSERT_LT(json.size(), bytes.size());
   ASSERT_TRUE(
       WriteFileDurably(checkpoint.SlotPath(1), std::string(json.substr(0, json.size() / 2))).ok());
-  DraCheckpoint reader(dir.Path("cp.json"), kDriver);
+  DraCheckpoint reader(dir.Path("cp.json"), kGpuDriver);
   absl::StatusOr<PreparedClaims> loaded = reader.Load();
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_EQ(*loaded, OneClaim("old"));
   // The torn slot is the one the next write replaces.
   ASSERT_TRUE(reader.Store(OneClaim("next")).ok());
   EXPECT_EQ(Slot(reader, 1), std::make_pair(int64_t{2}, OneClaim("next")));
-  EXPECT_EQ(*DraCheckpoint(dir.Path("cp.json"), kDriver).Load(), OneClaim("next"));
+  EXPECT_EQ(*DraCheckpoint(dir.Path("cp.json"), kGpuDriver).Load(), OneClaim("next"));
 }
 
 TEST(DraCheckpointSlots, AFileOfAnEarlierSdkWithoutGenerationIsReadAndKept) {
   testing::TempDir dir;
   ASSERT_TRUE(
-      WriteFileDurably(dir.Path("cp.json"), EncodeDraCheckpoint(kDriver, SampleClaims())).ok());
+      WriteFileDurably(dir.Path("cp.json"), EncodeDraCheckpoint(kGpuDriver, SampleClaims())).ok());
   EXPECT_THAT(*ReadFile(dir.Path("cp.json")), ::testing::Not(HasSubstr("generation")));
-  DraCheckpoint checkpoint(dir.Path("cp.json"), kDriver);
+  DraCheckpoint checkpoint(dir.Path("cp.json"), kGpuDriver);
   ASSERT_EQ(*checkpoint.Load(), SampleClaims());
   ASSERT_TRUE(checkpoint.Store(OneClaim("a")).ok());
   EXPECT_EQ(Slot(checkpoint, 0), std::make_pair(int64_t{0}, SampleClaims()));
@@ -215,7 +216,7 @@ TEST(DraCheckpointSlots, AFileOfAnEarlierSdkWithoutGenerationIsReadAndKept) {
 
 TEST(DraCheckpointSlots, NeitherSlotParsingIsDataLossNamingTheFile) {
   testing::TempDir dir;
-  DraCheckpoint checkpoint(dir.Path("cp.json"), kDriver);
+  DraCheckpoint checkpoint(dir.Path("cp.json"), kGpuDriver);
   ASSERT_TRUE(WriteFileDurably(checkpoint.SlotPath(0), "{").ok());
   ASSERT_TRUE(WriteFileDurably(checkpoint.SlotPath(1), "[]").ok());
   absl::StatusOr<PreparedClaims> loaded = checkpoint.Load();
@@ -225,7 +226,7 @@ TEST(DraCheckpointSlots, NeitherSlotParsingIsDataLossNamingTheFile) {
 
 TEST(DraCheckpointSlots, AnotherDriversSlotIsRefusedEvenBesideAValidOne) {
   testing::TempDir dir;
-  DraCheckpoint checkpoint(dir.Path("cp.json"), kDriver);
+  DraCheckpoint checkpoint(dir.Path("cp.json"), kGpuDriver);
   ASSERT_TRUE(checkpoint.Store(OneClaim("a")).ok());
   ASSERT_TRUE(WriteFileDurably(checkpoint.SlotPath(1),
                                EncodeDraCheckpoint("net.example.com", OneClaim("b"), 7))
@@ -236,7 +237,7 @@ TEST(DraCheckpointSlots, AnotherDriversSlotIsRefusedEvenBesideAValidOne) {
 }
 
 TEST(DraCheckpointSlots, ANegativeOrNonNumericGenerationIsCorrupt) {
-  json file = json::parse(EncodeDraCheckpoint(kDriver, OneClaim("a"), 3));
+  json file = json::parse(EncodeDraCheckpoint(kGpuDriver, OneClaim("a"), 3));
   json data = json::parse(file["data"].get<std::string>());
   EXPECT_EQ(data["generation"], 3);
   data["generation"] = "three";
@@ -244,7 +245,7 @@ TEST(DraCheckpointSlots, ANegativeOrNonNumericGenerationIsCorrupt) {
   file["checksum"] =
       crc32(0, reinterpret_cast<const Bytef*>(file["data"].get<std::string>().data()),
             file["data"].get<std::string>().size());
-  EXPECT_EQ(DecodeDraCheckpoint(file.dump(), kDriver, "cp").status().code(),
+  EXPECT_EQ(DecodeDraCheckpoint(file.dump(), kGpuDriver, "cp").status().code(),
             absl::StatusCode::kDataLoss);
 }
 

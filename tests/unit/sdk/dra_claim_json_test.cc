@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "sdk/src/dra/claim_json.h"
+#include "tests/testing/example_names.h"
 
 namespace kdp::internal {
 namespace {
@@ -10,7 +11,7 @@ using nlohmann::json;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-constexpr char kDriver[] = "gpu.example.com";
+using ::kdp::testing::kGpuDriver;
 
 const ClaimRef kRef{.namespace_ = "default", .name = "claim-1", .uid = "uid-1"};
 
@@ -37,17 +38,17 @@ json AllocatedClaim() {
 }
 
 TEST(DecodeClaim, KeepsOnlyThisDriversResultsAndConfigsClassFirst) {
-  absl::StatusOr<Claim> claim = DecodeClaim(AllocatedClaim(), kRef, kDriver);
+  absl::StatusOr<Claim> claim = DecodeClaim(AllocatedClaim(), kRef, kGpuDriver);
   ASSERT_TRUE(claim.ok()) << claim.status();
   EXPECT_EQ(claim->ref, kRef);
   EXPECT_THAT(claim->results, ElementsAre(AllocatedDevice{.request = "gpu",
-                                                          .driver = kDriver,
+                                                          .driver = kGpuDriver,
                                                           .pool = "node-1",
                                                           .device = "gpu-0",
                                                           .admin_access = false,
                                                           .share_id = ""},
                                           AllocatedDevice{.request = "gpu2/big",
-                                                          .driver = kDriver,
+                                                          .driver = kGpuDriver,
                                                           .pool = "node-1",
                                                           .device = "gpu-1",
                                                           .admin_access = true,
@@ -74,18 +75,18 @@ TEST(DecodeClaim, OtherDriverSeesOnlyItsOwn) {
 TEST(DecodeClaim, NotAllocatedIsTheGoHelpersError) {
   json claim = AllocatedClaim();
   claim["status"].erase("allocation");
-  absl::StatusOr<Claim> decoded = DecodeClaim(claim, kRef, kDriver);
+  absl::StatusOr<Claim> decoded = DecodeClaim(claim, kRef, kGpuDriver);
   EXPECT_EQ(decoded.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(decoded.status().message(), "claim default/claim-1 not allocated");
   claim.erase("status");
-  EXPECT_EQ(DecodeClaim(claim, kRef, kDriver).status().message(),
+  EXPECT_EQ(DecodeClaim(claim, kRef, kGpuDriver).status().message(),
             "claim default/claim-1 not allocated");
 }
 
 TEST(DecodeClaim, ReplacedClaimIsTheGoHelpersError) {
   ClaimRef other = kRef;
   other.uid = "uid-old";
-  absl::StatusOr<Claim> decoded = DecodeClaim(AllocatedClaim(), other, kDriver);
+  absl::StatusOr<Claim> decoded = DecodeClaim(AllocatedClaim(), other, kGpuDriver);
   EXPECT_EQ(decoded.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(decoded.status().message(), "claim default/claim-1 got replaced");
 }
@@ -93,7 +94,7 @@ TEST(DecodeClaim, ReplacedClaimIsTheGoHelpersError) {
 TEST(DecodeClaim, AllocatedWithoutDevicesHasNoResults) {
   json claim = AllocatedClaim();
   claim["status"]["allocation"] = json::object({{"nodeSelector", json::object()}});
-  absl::StatusOr<Claim> decoded = DecodeClaim(claim, kRef, kDriver);
+  absl::StatusOr<Claim> decoded = DecodeClaim(claim, kRef, kGpuDriver);
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   EXPECT_TRUE(decoded->results.empty());
   EXPECT_TRUE(decoded->configs.empty());
@@ -102,20 +103,21 @@ TEST(DecodeClaim, AllocatedWithoutDevicesHasNoResults) {
 TEST(DecodeClaim, MalformedFieldsAreNamed) {
   json claim = AllocatedClaim();
   claim["status"]["allocation"]["devices"]["results"][0]["pool"] = 5;
-  absl::StatusOr<Claim> decoded = DecodeClaim(claim, kRef, kDriver);
+  absl::StatusOr<Claim> decoded = DecodeClaim(claim, kRef, kGpuDriver);
   EXPECT_EQ(decoded.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(decoded.status().message(),
               HasSubstr("status.allocation.devices.results[0].pool must be a string"));
 
   claim = AllocatedClaim();
   claim["status"]["allocation"]["devices"]["config"][0]["source"] = "FromElsewhere";
-  EXPECT_THAT(DecodeClaim(claim, kRef, kDriver).status().message(),
+  EXPECT_THAT(DecodeClaim(claim, kRef, kGpuDriver).status().message(),
               HasSubstr("config[0].source must be"));
 
   claim = AllocatedClaim();
   claim["status"]["allocation"]["devices"]["results"] = "x";
-  EXPECT_EQ(DecodeClaim(claim, kRef, kDriver).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(DecodeClaim(json::array(), kRef, kDriver).status().code(),
+  EXPECT_EQ(DecodeClaim(claim, kRef, kGpuDriver).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(DecodeClaim(json::array(), kRef, kGpuDriver).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 
@@ -123,7 +125,7 @@ TEST(DecodeClaim, OpaqueConfigWithoutParametersIsAnEmptyObject) {
   json claim = AllocatedClaim();
   claim["status"]["allocation"]["devices"]["config"] =
       json::parse(R"([{"source": "FromClaim", "opaque": {"driver": "gpu.example.com"}}])");
-  absl::StatusOr<Claim> decoded = DecodeClaim(claim, kRef, kDriver);
+  absl::StatusOr<Claim> decoded = DecodeClaim(claim, kRef, kGpuDriver);
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   ASSERT_EQ(decoded->configs.size(), 1u);
   EXPECT_EQ(decoded->configs[0].parameters_json, "{}");
@@ -151,7 +153,7 @@ TEST(DecodeClaim, SharesWithConsumedCapacity) {
        "consumedCapacity": {"memory": "4Gi", "gpu.example.com/cores": 2}},
       {"request": "whole", "driver": "gpu.example.com", "pool": "node-1", "device": "gpu1"}
     ]}}}})");
-  absl::StatusOr<Claim> decoded = DecodeClaim(claim, kRef, kDriver);
+  absl::StatusOr<Claim> decoded = DecodeClaim(claim, kRef, kGpuDriver);
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   ASSERT_EQ(decoded->results.size(), 2u);
   EXPECT_EQ(decoded->results[0].share_id, "6c1b7e2e-0000-4000-8000-000000000001");
@@ -162,11 +164,11 @@ TEST(DecodeClaim, SharesWithConsumedCapacity) {
   EXPECT_TRUE(decoded->results[1].consumed_capacity.empty());
 
   claim["status"]["allocation"]["devices"]["results"][0]["consumedCapacity"] = {{"memory", true}};
-  EXPECT_THAT(DecodeClaim(claim, kRef, kDriver).status().message(),
+  EXPECT_THAT(DecodeClaim(claim, kRef, kGpuDriver).status().message(),
               HasSubstr("status.allocation.devices.results[0].consumedCapacity[\"memory\"] must "
                         "be a quantity"));
   claim["status"]["allocation"]["devices"]["results"][0]["consumedCapacity"] = "4Gi";
-  EXPECT_THAT(DecodeClaim(claim, kRef, kDriver).status().message(),
+  EXPECT_THAT(DecodeClaim(claim, kRef, kGpuDriver).status().message(),
               HasSubstr("consumedCapacity must be a map of quantities"));
 }
 

@@ -9,6 +9,7 @@
 #include "kdp/dra_device.h"
 #include "sdk/src/dra/pool_validation.h"
 #include "sdk/src/dra/resource_slice.h"
+#include "tests/unit/sdk/validate_one.h"
 
 namespace kdp::internal {
 namespace {
@@ -16,13 +17,13 @@ namespace {
 using nlohmann::json;
 using ::testing::HasSubstr;
 
+using ::kdp::testing::ValidateOne;
+
 DraDevice Plain(const std::string& name) {
   return DraDevice{.name = name, .attributes = {}, .capacity = {{"memory", "16Gi"}}};
 }
 
-absl::Status ValidateOne(const DraDevice& device) { return ValidateDraDevices({device}); }
-
-TEST(DeviceJson, EveryNewFieldWithUpstreamNames) {
+TEST(DeviceModelJson, EveryNewFieldWithUpstreamNames) {
   DraDevice device = Plain("gpu-0");
   device.allow_multiple_allocations = true;
   device.request_policies["memory"] = {
@@ -61,7 +62,7 @@ TEST(DeviceJson, EveryNewFieldWithUpstreamNames) {
   })"));
 }
 
-TEST(DeviceJson, OmitsUnsetFieldsAsOmitemptyDoes) {
+TEST(DeviceModelJson, OmitsUnsetFieldsAsOmitemptyDoes) {
   DraDevice device = Plain("gpu-0");
   device.request_policies["memory"] = {.default_value = "", .valid_values = {"1Gi", "2Gi"}};
   device.node_name = "node-1";

@@ -23,9 +23,12 @@
 #include "pluginregistration/v1/api.grpc.pb.h"
 #include "sdk/src/dra/health_service.h"
 #include "sdk/src/dra/runner_impl.h"
+#include "tests/testing/example_names.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/wait.h"
+#include "tests/unit/sdk/call_deadline.h"
 #include "tests/unit/sdk/dra_fake_kube_client.h"
+#include "tests/unit/sdk/test_names.h"
 
 namespace kdp {
 namespace {
@@ -36,13 +39,13 @@ using ::kdp::testing::WaitUntil;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-constexpr char kDriver[] = "gpu.example.com";
-constexpr char kNode[] = "node-1";
-constexpr absl::Duration kTimeout = absl::Seconds(20);
+using ::kdp::testing::kGpuDriver;
+using ::kdp::testing::kNode;
+using ::kdp::testing::kTimeout;
 
 class TestDriver final : public DraDriver {
  public:
-  TestDriver() : DraDriver(kDriver) {}
+  TestDriver() : DraDriver(kGpuDriver) {}
   std::map<std::string, PrepareResult> Prepare(const std::vector<Claim>&) override { return {}; }
   std::map<std::string, absl::Status> Unprepare(const std::vector<ClaimRef>&) override {
     return {};
@@ -323,9 +326,9 @@ TEST_F(DraHealthServiceTest, StreamsEndPromptlyAtStop) {
 }
 
 TEST_F(DraHealthServiceTest, ACancelledStreamEndsOnTheServer) {
-  auto table = std::make_shared<internal::DeviceHealthTable>(kDriver);
+  auto table = std::make_shared<internal::DeviceHealthTable>(kGpuDriver);
   internal::DraHealthStreams streams(
-      table, internal::MakeDraHealthOptions(kDriver, kNode, absl::Seconds(30)));
+      table, internal::MakeDraHealthOptions(kGpuDriver, kNode, absl::Seconds(30)));
   internal::DraHealthServiceV1 service(&streams);
   absl::StatusOr<std::unique_ptr<grpc::Server>> server =
       ServeOnUnixSocket(dir_.Path("health.sock"), &service);
@@ -376,14 +379,14 @@ TEST_F(DraHealthServiceTest, HealthCheckTimeoutIsAtLeastOneSecond) {
 
 TEST_F(DraHealthServiceTest, MakeDraHealthOptionsUsesWholeSecondsAndResendsWithinTheDefault) {
   internal::DraHealthOptions options =
-      internal::MakeDraHealthOptions(kDriver, kNode, absl::Seconds(30));
+      internal::MakeDraHealthOptions(kGpuDriver, kNode, absl::Seconds(30));
   EXPECT_EQ(options.pool, kNode);
   EXPECT_EQ(options.timeout_seconds, 30);
   EXPECT_EQ(options.resend_interval, absl::Seconds(10));
-  options = internal::MakeDraHealthOptions(kDriver, kNode, absl::Seconds(90));
+  options = internal::MakeDraHealthOptions(kGpuDriver, kNode, absl::Seconds(90));
   EXPECT_EQ(options.timeout_seconds, 90);
   EXPECT_EQ(options.resend_interval, absl::Seconds(10));  // A 1.34 kubelet still uses 30 s.
-  options = internal::MakeDraHealthOptions(kDriver, kNode, absl::Milliseconds(1500));
+  options = internal::MakeDraHealthOptions(kGpuDriver, kNode, absl::Milliseconds(1500));
   EXPECT_EQ(options.timeout_seconds, 1);
   EXPECT_EQ(options.resend_interval, absl::Seconds(1) / 3);
 }

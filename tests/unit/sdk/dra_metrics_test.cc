@@ -21,10 +21,13 @@
 #include "pluginregistration/v1/api.grpc.pb.h"
 #include "sdk/src/dra/metrics.h"
 #include "sdk/src/dra/runner_impl.h"
+#include "tests/testing/example_names.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/wait.h"
+#include "tests/unit/sdk/call_deadline.h"
 #include "tests/unit/sdk/dra_fake_kube_client.h"
 #include "tests/unit/sdk/metrics_scrape.h"
+#include "tests/unit/sdk/test_names.h"
 
 namespace kdp {
 namespace {
@@ -40,23 +43,20 @@ using nlohmann::json;
 using ::testing::HasSubstr;
 using ::testing::Optional;
 
-constexpr char kDriver[] = "gpu.example.com";
-constexpr char kNode[] = "node-1";
-constexpr absl::Duration kTimeout = absl::Seconds(20);
-
-std::chrono::system_clock::time_point Deadline() {
-  return std::chrono::system_clock::now() + absl::ToChronoNanoseconds(kTimeout);
-}
+using ::kdp::testing::Deadline;
+using ::kdp::testing::kGpuDriver;
+using ::kdp::testing::kNode;
+using ::kdp::testing::kTimeout;
 
 std::string Series(const std::string& name, const std::string& more_labels = "") {
-  return absl::StrCat("kdp_dra_driver_", name, "{driver_name=\"", kDriver, "\"",
+  return absl::StrCat("kdp_dra_driver_", name, "{driver_name=\"", kGpuDriver, "\"",
                       more_labels.empty() ? "" : ",", more_labels, "}");
 }
 
 // Two devices; prepares every allocated device; Discover() fails while fail_devices(true).
-class TestDriver final : public DraDriver {
+class SwitchableDriver final : public DraDriver {
  public:
-  TestDriver() : DraDriver(kDriver) {}
+  SwitchableDriver() : DraDriver(kGpuDriver) {}
 
   std::map<std::string, PrepareResult> Prepare(const std::vector<Claim>& claims) override {
     std::map<std::string, PrepareResult> results;
@@ -109,7 +109,7 @@ class DraMetricsTest : public ::testing::Test {
   }
 
   void StartRunner() {
-    auto driver = std::make_unique<TestDriver>();
+    auto driver = std::make_unique<SwitchableDriver>();
     driver_ = driver.get();
     absl::StatusOr<std::unique_ptr<DraRunner>> runner =
         internal::CreateDraRunnerWithClient({.kubelet_root = dir_.path(),
@@ -170,7 +170,7 @@ class DraMetricsTest : public ::testing::Test {
   TempDir dir_;
   std::shared_ptr<FakeKubeClient> client_;
   std::unique_ptr<DraRunner> runner_;
-  TestDriver* driver_ = nullptr;  // Owned by runner_.
+  SwitchableDriver* driver_ = nullptr;  // Owned by runner_.
 };
 
 TEST_F(DraMetricsTest, HealthzFailsUntilTheKubeletReportsTheDriverRegistered) {
@@ -198,7 +198,7 @@ TEST_F(DraMetricsTest, PrepareAndUnprepareAreTimedAndClaimsCounted) {
   ASSERT_NO_FATAL_FAILURE(StartRunner());
   ASSERT_TRUE(Call(/*prepare=*/true).ok());
   auto count = [](const char* method) {
-    return absl::StrCat("kdp_dra_driver_rpc_duration_seconds_count{driver_name=\"", kDriver,
+    return absl::StrCat("kdp_dra_driver_rpc_duration_seconds_count{driver_name=\"", kGpuDriver,
                         "\",method=\"", method, "\",code=\"OK\"}");
   };
   EXPECT_THAT(Value(count("NodePrepareResources")), Optional(1.0));
@@ -210,9 +210,10 @@ TEST_F(DraMetricsTest, PrepareAndUnprepareAreTimedAndClaimsCounted) {
   // The claim is gone from the API server: the call fails as a whole.
   client_->RemoveObject("/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/claim-1");
   EXPECT_EQ(Call(/*prepare=*/true).error_code(), grpc::StatusCode::NOT_FOUND);
-  EXPECT_THAT(Value(absl::StrCat("kdp_dra_driver_rpc_duration_seconds_count{driver_name=\"",
-                                 kDriver, "\",method=\"NodePrepareResources\",code=\"NotFound\"}")),
-              Optional(1.0));
+  EXPECT_THAT(
+      Value(absl::StrCat("kdp_dra_driver_rpc_duration_seconds_count{driver_name=\"", kGpuDriver,
+                         "\",method=\"NodePrepareResources\",code=\"NotFound\"}")),
+      Optional(1.0));
 }
 
 TEST_F(DraMetricsTest, DevicesByHealthAndDeviceSourceFailures) {

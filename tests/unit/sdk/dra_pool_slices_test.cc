@@ -14,6 +14,7 @@
 #include "kdp/resource_slice_publisher.h"
 #include "sdk/src/dra/cluster_publisher.h"
 #include "sdk/src/dra/slice_publisher.h"
+#include "tests/testing/example_names.h"
 #include "tests/unit/sdk/dra_fake_kube_client.h"
 
 namespace kdp::internal {
@@ -24,8 +25,8 @@ using nlohmann::json;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-constexpr char kDriver[] = "gpu.example.com";
-const SliceTarget kNode{.driver = kDriver, .node_name = "node-1", .node_uid = "node-uid"};
+using ::kdp::testing::kGpuDriver;
+const SliceTarget kNode{.driver = kGpuDriver, .node_name = "node-1", .node_uid = "node-uid"};
 const absl::Time kNow = absl::FromUnixSeconds(1764441819);  // 2025-11-29T18:43:39Z
 
 DraDevice Device(const std::string& name) { return DraDevice{.name = name}; }

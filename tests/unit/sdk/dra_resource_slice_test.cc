@@ -5,12 +5,15 @@
 #include <vector>
 
 #include "sdk/src/dra/resource_slice.h"
+#include "tests/unit/sdk/validate_one.h"
 
 namespace kdp::internal {
 namespace {
 
 using nlohmann::json;
 using ::testing::HasSubstr;
+
+using ::kdp::testing::ValidateOne;
 
 DraDevice Gpu(const std::string& name) {
   return DraDevice{.name = name,
@@ -21,8 +24,6 @@ DraDevice Gpu(const std::string& name) {
                                   {"gpu.example.com/healthy", true}},
                    .capacity = {{"memory", "80Gi"}}};
 }
-
-absl::Status ValidateOne(const DraDevice& device) { return ValidateDraDevices({device}); }
 
 TEST(ValidateDraDevices, AcceptsTheExampleDriversDevices) {
   EXPECT_TRUE(ValidateDraDevices({Gpu("gpu-0"), Gpu("gpu-1")}).ok());

@@ -28,9 +28,12 @@
 #include "kdp/dra_driver.h"
 #include "pluginregistration/v1/api.grpc.pb.h"
 #include "sdk/src/dra/runner_impl.h"
+#include "tests/testing/example_names.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/wait.h"
+#include "tests/unit/sdk/call_deadline.h"
 #include "tests/unit/sdk/dra_fake_kube_client.h"
+#include "tests/unit/sdk/test_names.h"
 
 namespace kdp {
 namespace {
@@ -44,18 +47,15 @@ using nlohmann::json;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-constexpr char kDriver[] = "gpu.example.com";
-constexpr char kNode[] = "node-1";
-constexpr absl::Duration kTimeout = absl::Seconds(20);
-
-std::chrono::system_clock::time_point Deadline() {
-  return std::chrono::system_clock::now() + absl::ToChronoNanoseconds(kTimeout);
-}
+using ::kdp::testing::Deadline;
+using ::kdp::testing::kGpuDriver;
+using ::kdp::testing::kNode;
+using ::kdp::testing::kTimeout;
 
 // A driver that prepares every allocated device with one CDI ID and records its calls.
-class TestDriver final : public DraDriver {
+class RecordingDriver final : public DraDriver {
  public:
-  TestDriver() : DraDriver(kDriver) {}
+  RecordingDriver() : DraDriver(kGpuDriver) {}
 
   std::map<std::string, PrepareResult> Prepare(const std::vector<Claim>& claims) override {
     const int in_flight = ++in_flight_;
@@ -162,7 +162,7 @@ json ClaimJson(const std::string& name, const std::string& uid,
   json results = json::array();
   for (size_t i = 0; i < devices.size(); ++i) {
     results.push_back({{"request", i % 2 == 0 ? "gpu" : "gpu/big"},
-                       {"driver", kDriver},
+                       {"driver", kGpuDriver},
                        {"pool", kNode},
                        {"device", devices[i]}});
   }
@@ -203,7 +203,7 @@ class DraRunnerTest : public ::testing::Test {
 
   // Creates and starts a runner; driver_ points at its driver.
   std::unique_ptr<DraRunner> StartRunner(DraRunnerOptions options) {
-    auto driver = std::make_unique<TestDriver>();
+    auto driver = std::make_unique<RecordingDriver>();
     driver_ = driver.get();
     absl::StatusOr<std::unique_ptr<DraRunner>> runner =
         internal::CreateDraRunnerWithClient(std::move(options), std::move(driver), client_);
@@ -249,7 +249,7 @@ class DraRunnerTest : public ::testing::Test {
 
   TempDir dir_;
   std::shared_ptr<FakeKubeClient> client_;
-  TestDriver* driver_ = nullptr;
+  RecordingDriver* driver_ = nullptr;
 };
 
 TEST_F(DraRunnerTest, GetInfoAdvertisesV1ThenV1beta1ThenHealthAndTheAbsoluteEndpoint) {
@@ -263,7 +263,7 @@ TEST_F(DraRunnerTest, GetInfoAdvertisesV1ThenV1beta1ThenHealthAndTheAbsoluteEndp
   context.set_deadline(Deadline());
   ASSERT_TRUE(Registration()->GetInfo(&context, request, &info).ok());
   EXPECT_EQ(info.type(), "DRAPlugin");
-  EXPECT_EQ(info.name(), kDriver);
+  EXPECT_EQ(info.name(), kGpuDriver);
   EXPECT_EQ(info.endpoint(), DraSocket());
   // The kubelet picks the first DRAPlugin entry it supports and only looks for the health names.
   EXPECT_THAT(info.supported_versions(),
@@ -303,7 +303,7 @@ TEST_F(DraRunnerTest, RegistrationIsNeverServedWithoutTheDraSocket) {
   // A regular file where the DRA socket goes: serving it fails, so registration must not start.
   ASSERT_TRUE(MakeDirectories(dir_.Path("plugins/gpu.example.com")).ok());
   ASSERT_TRUE(WriteFileDurably(DraSocket(), "not a socket").ok());
-  auto driver = std::make_unique<TestDriver>();
+  auto driver = std::make_unique<RecordingDriver>();
   absl::StatusOr<std::unique_ptr<DraRunner>> runner =
       internal::CreateDraRunnerWithClient(Options(), std::move(driver), client_);
   ASSERT_TRUE(runner.ok());
@@ -534,7 +534,7 @@ TEST_F(DraRunnerTest, CorruptCheckpointFailsStart) {
   ASSERT_TRUE(
       WriteFileDurably(dir_.Path("plugins/gpu.example.com/prepared-claims.json"), "{garbage").ok());
   absl::StatusOr<std::unique_ptr<DraRunner>> runner =
-      internal::CreateDraRunnerWithClient(Options(), std::make_unique<TestDriver>(), client_);
+      internal::CreateDraRunnerWithClient(Options(), std::make_unique<RecordingDriver>(), client_);
   ASSERT_TRUE(runner.ok());
   absl::Status started = (*runner)->Start();
   EXPECT_EQ(started.code(), absl::StatusCode::kDataLoss);
@@ -592,7 +592,7 @@ TEST_F(DraRunnerTest, PublishesTheNodesSliceAndRepublishesOnChange) {
 }
 
 TEST_F(DraRunnerTest, InvalidDevicesFailStart) {
-  auto driver = std::make_unique<TestDriver>();
+  auto driver = std::make_unique<RecordingDriver>();
   driver->SetDevices({DraDevice{.name = "gpu-0"}, DraDevice{.name = "gpu-0"}});
   absl::StatusOr<std::unique_ptr<DraRunner>> runner =
       internal::CreateDraRunnerWithClient(Options(), std::move(driver), client_);
@@ -617,7 +617,7 @@ TEST_F(DraRunnerTest, StopRemovesBothSocketsAndIsIdempotent) {
 
 TEST_F(DraRunnerTest, StopWithoutStartAndConcurrentStops) {
   absl::StatusOr<std::unique_ptr<DraRunner>> idle =
-      internal::CreateDraRunnerWithClient(Options(), std::make_unique<TestDriver>(), client_);
+      internal::CreateDraRunnerWithClient(Options(), std::make_unique<RecordingDriver>(), client_);
   ASSERT_TRUE(idle.ok());
   (*idle)->Stop();
   auto runner = StartRunner();
@@ -668,7 +668,7 @@ TEST_F(DraRunnerTest, InstanceSuffixGivesPerInstanceSockets) {
 }
 
 TEST_F(DraRunnerTest, CreateValidatesOptions) {
-  auto create = [this](DraRunnerOptions options, std::string driver = kDriver) {
+  auto create = [this](DraRunnerOptions options, std::string driver = kGpuDriver) {
     class Named final : public DraDriver {
      public:
       explicit Named(std::string name) : DraDriver(std::move(name)) {}

@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "sdk/src/dra/slice_publisher.h"
+#include "tests/testing/example_names.h"
 #include "tests/unit/sdk/dra_fake_kube_client.h"
+#include "tests/unit/sdk/test_names.h"
 
 namespace kdp::internal {
 namespace {
@@ -15,9 +17,10 @@ using kdp::testing::FakeKubeClient;
 using nlohmann::json;
 using ::testing::ElementsAre;
 
-constexpr char kDriver[] = "gpu.example.com";
-constexpr char kNode[] = "node-1";
-const SliceTarget kTarget{.driver = kDriver, .node_name = kNode, .node_uid = "node-uid"};
+using ::kdp::testing::kGpuDriver;
+using ::kdp::testing::kNode;
+
+const SliceTarget kTarget{.driver = kGpuDriver, .node_name = kNode, .node_uid = "node-uid"};
 
 std::vector<DraDevice> Devices(int count, const std::string& model = "A100") {
   std::vector<DraDevice> devices;
@@ -48,12 +51,12 @@ TEST(ReconcileResourceSlices, CreatesOneSliceOwnedByTheNode) {
   EXPECT_EQ(slice["metadata"]["ownerReferences"],
             json::parse(R"([{"apiVersion": "v1", "kind": "Node", "name": "node-1",
                              "uid": "node-uid", "controller": true}])"));
-  EXPECT_EQ(slice["spec"]["driver"], kDriver);
+  EXPECT_EQ(slice["spec"]["driver"], kGpuDriver);
   EXPECT_EQ(slice["spec"]["nodeName"], kNode);
   EXPECT_EQ(slice["spec"]["pool"],
             json::parse(R"({"name": "node-1", "generation": 1, "resourceSliceCount": 1})"));
   EXPECT_EQ(slice["spec"]["devices"].size(), 2u);
-  EXPECT_THAT(client.requests(), ElementsAre("GET " + ResourceSliceListPath(kNode, kDriver),
+  EXPECT_THAT(client.requests(), ElementsAre("GET " + ResourceSliceListPath(kNode, kGpuDriver),
                                              "POST /apis/resource.k8s.io/v1/resourceslices"));
 }
 
@@ -62,7 +65,7 @@ TEST(ReconcileResourceSlices, UnchangedDevicesWriteNothing) {
   ASSERT_TRUE(ReconcileResourceSlices(client, kTarget, Devices(2)).ok());
   client.ClearRequests();
   ASSERT_TRUE(ReconcileResourceSlices(client, kTarget, Devices(2)).ok());
-  EXPECT_THAT(client.requests(), ElementsAre("GET " + ResourceSliceListPath(kNode, kDriver)));
+  EXPECT_THAT(client.requests(), ElementsAre("GET " + ResourceSliceListPath(kNode, kGpuDriver)));
   EXPECT_EQ(Slices(client)[0]["spec"]["pool"]["generation"], 1);
 }
 
@@ -103,8 +106,9 @@ TEST(ReconcileResourceSlices, SplitsAndShrinksThePool) {
 
 TEST(ReconcileResourceSlices, DeletesOtherPoolsButNotOtherDriversSlices) {
   FakeKubeClient client;
-  client.AddSlice("wrong-owner", SliceJson({.driver = kDriver, .node_name = kNode, .node_uid = "x"},
-                                           7, 1, json::array()));
+  client.AddSlice(
+      "wrong-owner",
+      SliceJson({.driver = kGpuDriver, .node_name = kNode, .node_uid = "x"}, 7, 1, json::array()));
   client.AddSlice("stale", [] {
     json slice = SliceJson(kTarget, 7, 1, json::array());
     slice["spec"]["pool"]["name"] = "old-pool";
@@ -123,8 +127,8 @@ TEST(ReconcileResourceSlices, DeletesOtherPoolsButNotOtherDriversSlices) {
 
 TEST(ReconcileResourceSlices, AdoptsAnExistingSliceWithAWrongOwner) {
   FakeKubeClient client;
-  client.AddSlice("mine", SliceJson({.driver = kDriver, .node_name = kNode, .node_uid = "old"}, 4,
-                                    1, json::array({DeviceJson(Devices(1)[0])})));
+  client.AddSlice("mine", SliceJson({.driver = kGpuDriver, .node_name = kNode, .node_uid = "old"},
+                                    4, 1, json::array({DeviceJson(Devices(1)[0])})));
   ASSERT_TRUE(ReconcileResourceSlices(client, kTarget, Devices(1)).ok());
   json slice = client.slices().at("mine");
   EXPECT_EQ(slice["metadata"]["ownerReferences"][0]["uid"], "node-uid");
@@ -146,7 +150,7 @@ class PublisherTest : public ::testing::Test {
                        json::parse(R"({"metadata": {"name": "node-1", "uid": "node-uid"}})"));
   }
   SlicePublisher::Options Options() const {
-    return {.driver = kDriver,
+    return {.driver = kGpuDriver,
             .node_name = kNode,
             .initial_backoff = absl::Milliseconds(5),
             .max_backoff = absl::Milliseconds(20)};

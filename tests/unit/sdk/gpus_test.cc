@@ -10,6 +10,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/topology_files.h"
+#include "tests/unit/sdk/eight_gpu_topology.h"
 
 namespace kdp {
 namespace {
@@ -18,21 +20,14 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-std::string EightGpuFile() {
-  return std::string(KDP_SOURCE_DIR) + "/examples/gpu-plugin/topologies/dual-socket-8gpu.xml";
-}
+using ::kdp::testing::EightGpuFile;
+using ::kdp::testing::EightGpuTopology;
 
 std::string ReadText(const std::string& path) {
   std::ifstream file(path);
   std::stringstream text;
   text << file.rdbuf();
   return text.str();
-}
-
-std::unique_ptr<Topology> EightGpuTopology() {
-  absl::StatusOr<std::unique_ptr<Topology>> topology = Topology::FromXmlFile(EightGpuFile());
-  EXPECT_TRUE(topology.ok()) << topology.status();
-  return topology.ok() ? std::move(topology).value() : nullptr;
 }
 
 TEST(FindGpus, FindsEightGpusFourPerNumaNodeInPciOrder) {

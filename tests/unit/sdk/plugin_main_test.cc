@@ -34,7 +34,7 @@ class TwoDevices : public DevicePlugin {
 
 // Runs RunPlugins() on argv, restoring this thread's signal mask afterwards (RunPlugins blocks
 // SIGTERM and SIGINT in the thread that calls it, as a main() wants).
-int RunMain(std::vector<std::string> args, PluginMain main) {
+int RunPluginsMain(std::vector<std::string> args, PluginMain main) {
   args.insert(args.begin(), "kdp-test-plugin");
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
@@ -46,7 +46,7 @@ int RunMain(std::vector<std::string> args, PluginMain main) {
   return status;
 }
 
-PluginMain Failing(std::string* seen = nullptr) {
+PluginMain FailingPluginMain(std::string* seen = nullptr) {
   return {.name = "kdp-test-plugin",
           .description = "a test plugin",
           .add_flags =
@@ -59,7 +59,7 @@ PluginMain Failing(std::string* seen = nullptr) {
 
 TEST(RunPlugins, HelpListsTheSdkAndVendorFlagsAndExitsZero) {
   ::testing::internal::CaptureStdout();
-  EXPECT_EQ(RunMain({"--help"}, Failing()), 0);
+  EXPECT_EQ(RunPluginsMain({"--help"}, FailingPluginMain()), 0);
   const std::string help = ::testing::internal::GetCapturedStdout();
   for (const char* flag :
        {"--kubelet-root", "--socket-suffix", "--health-file", "--metrics-address", "--log-level",
@@ -71,16 +71,16 @@ TEST(RunPlugins, HelpListsTheSdkAndVendorFlagsAndExitsZero) {
 
 TEST(RunPlugins, VersionPrintsTheProgramAndExitsZero) {
   ::testing::internal::CaptureStdout();
-  EXPECT_EQ(RunMain({"--version"}, Failing()), 0);
+  EXPECT_EQ(RunPluginsMain({"--version"}, FailingPluginMain()), 0);
   EXPECT_THAT(::testing::internal::GetCapturedStdout(), HasSubstr("kdp-test-plugin "));
 }
 
 TEST(RunPlugins, BadUsageExitsTwoNamingTheFlag) {
   ::testing::internal::CaptureStderr();
-  EXPECT_EQ(RunMain({"--no-such-flag"}, Failing()), 2);
+  EXPECT_EQ(RunPluginsMain({"--no-such-flag"}, FailingPluginMain()), 2);
   EXPECT_THAT(::testing::internal::GetCapturedStderr(), HasSubstr("--no-such-flag"));
   ::testing::internal::CaptureStderr();
-  EXPECT_EQ(RunMain({"--log-level", "loud"}, Failing()), 2);
+  EXPECT_EQ(RunPluginsMain({"--log-level", "loud"}, FailingPluginMain()), 2);
   EXPECT_THAT(::testing::internal::GetCapturedStderr(), HasSubstr("--log-level"));
 }
 
@@ -114,23 +114,23 @@ TEST(RunPlugins, VendorFlagsOfEveryKindAreParsedBeforeTheFactoryRuns) {
                                         static_cast<int>(id));
                     return absl::InternalError("done");
                   }};
-  EXPECT_EQ(RunMain({"--text", "hi", "--count", "3", "--on", "--period", "1m30s", "--choice", "b",
-                     "--id", "7"},
-                    main),
+  EXPECT_EQ(RunPluginsMain({"--text", "hi", "--count", "3", "--on", "--period", "1m30s", "--choice",
+                            "b", "--id", "7"},
+                           main),
             1);
   EXPECT_EQ(seen, "hi 3 1 1m30s b 7");
 
   ::testing::internal::CaptureStderr();
-  EXPECT_EQ(RunMain({"--id", "8"}, main), 2);
+  EXPECT_EQ(RunPluginsMain({"--id", "8"}, main), 2);
   EXPECT_THAT(::testing::internal::GetCapturedStderr(), HasSubstr("--id: want 7"));
   ::testing::internal::CaptureStderr();
-  EXPECT_EQ(RunMain({"--count", "9"}, main), 2);
+  EXPECT_EQ(RunPluginsMain({"--count", "9"}, main), 2);
   EXPECT_THAT(::testing::internal::GetCapturedStderr(), HasSubstr("--count"));
   ::testing::internal::CaptureStderr();
-  EXPECT_EQ(RunMain({"--period", "soon"}, main), 2);
+  EXPECT_EQ(RunPluginsMain({"--period", "soon"}, main), 2);
   EXPECT_THAT(::testing::internal::GetCapturedStderr(), HasSubstr("--period"));
   ::testing::internal::CaptureStderr();
-  EXPECT_EQ(RunMain({"--choice", "c"}, main), 2);
+  EXPECT_EQ(RunPluginsMain({"--choice", "c"}, main), 2);
   EXPECT_THAT(::testing::internal::GetCapturedStderr(), HasSubstr("--choice"));
 }
 
@@ -143,7 +143,7 @@ TEST(RunPlugins, TheFactoryRunsWithSigtermAndSigintBlocked) {
                     return absl::InternalError("stop here");
                   }};
   ::testing::internal::CaptureStderr();
-  EXPECT_EQ(RunMain({}, main), 1);
+  EXPECT_EQ(RunPluginsMain({}, main), 1);
   EXPECT_THAT(::testing::internal::GetCapturedStderr(), HasSubstr("stop here"));
   EXPECT_TRUE(blocked);
 }
@@ -153,10 +153,10 @@ TEST(RunPlugins, AnUnreadableHealthFileOrNoFactoryExitsOne) {
   PluginMain main{.name = "kdp-test-plugin",
                   .plugin = [] { return std::make_unique<TwoDevices>(); }};
   ::testing::internal::CaptureStderr();
-  EXPECT_EQ(RunMain({"--kubelet-root", dir.path(), "--health-file", dir.path()}, main), 1);
+  EXPECT_EQ(RunPluginsMain({"--kubelet-root", dir.path(), "--health-file", dir.path()}, main), 1);
   EXPECT_THAT(::testing::internal::GetCapturedStderr(), HasSubstr("cannot read health file"));
   ::testing::internal::CaptureStderr();
-  EXPECT_EQ(RunMain({}, {.name = "kdp-test-plugin"}), 1);
+  EXPECT_EQ(RunPluginsMain({}, {.name = "kdp-test-plugin"}), 1);
   EXPECT_THAT(::testing::internal::GetCapturedStderr(), HasSubstr("exactly one"));
 }
 
@@ -170,13 +170,13 @@ TEST(RunPlugins, ServesAppliesTheHealthFileAndStopsCleanlyOnSigterm) {
   std::atomic<DevicePlugin*> plugin = nullptr;
   std::atomic<int> status = -1;
   std::thread run([&] {
-    status = RunMain({"--kubelet-root", root, "--metrics-address", "", "--health-file",
-                      dir.Path("unhealthy"), "--socket-suffix", "a"},
-                     {.name = "kdp-test-plugin", .plugin = [&] {
-                        auto made = std::make_unique<TwoDevices>();
-                        plugin = made.get();
-                        return made;
-                      }});
+    status = RunPluginsMain({"--kubelet-root", root, "--metrics-address", "", "--health-file",
+                             dir.Path("unhealthy"), "--socket-suffix", "a"},
+                            {.name = "kdp-test-plugin", .plugin = [&] {
+                               auto made = std::make_unique<TwoDevices>();
+                               plugin = made.get();
+                               return made;
+                             }});
   });
   const std::string socket = root + "/device-plugins/example.com_dev-a.sock";
   struct stat info;

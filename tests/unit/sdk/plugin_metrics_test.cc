@@ -26,8 +26,10 @@
 #include "kdp/device_plugin.h"
 #include "kdp/plugin_runner.h"
 #include "sdk/src/deviceplugin/metrics.h"
+#include "tests/testing/example_names.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/wait.h"
+#include "tests/unit/sdk/call_deadline.h"
 #include "tests/unit/sdk/metrics_scrape.h"
 
 namespace kdp {
@@ -42,23 +44,20 @@ using ::kdp::testing::WaitUntil;
 using ::testing::HasSubstr;
 using ::testing::Optional;
 
-constexpr char kResource[] = "example.com/gpu";
-constexpr absl::Duration kTimeout = absl::Seconds(20);
+using ::kdp::testing::Deadline;
+using ::kdp::testing::kGpuResource;
+using ::kdp::testing::kTimeout;
 
-std::chrono::system_clock::time_point Deadline() {
-  return std::chrono::system_clock::now() + absl::ToChronoNanoseconds(kTimeout);
-}
-
-// A series of kdp_device_plugin_<name> for kResource, with more labels after resource_name.
-std::string Series(const std::string& name, const std::string& more_labels = "") {
-  return absl::StrCat("kdp_device_plugin_", name, "{resource_name=\"", kResource, "\"",
+// A series of kdp_device_plugin_<name> for kGpuResource, with more labels after resource_name.
+std::string PluginSeries(const std::string& name, const std::string& more_labels = "") {
+  return absl::StrCat("kdp_device_plugin_", name, "{resource_name=\"", kGpuResource, "\"",
                       more_labels.empty() ? "" : ",", more_labels, "}");
 }
 
 // Three devices (one Unhealthy); Discover() fails while fail_discovery(true).
 class SwitchablePlugin final : public DevicePlugin {
  public:
-  SwitchablePlugin() : DevicePlugin(kResource) {}
+  SwitchablePlugin() : DevicePlugin(kGpuResource) {}
 
   absl::StatusOr<std::vector<Device>> Discover() override {
     absl::MutexLock lock(&mu_);
@@ -180,8 +179,8 @@ TEST_F(PluginMetricsTest, HealthzFailsUntilRegisteredAndCountsRegistrations) {
   EXPECT_THAT(before.body, HasSubstr("[-]device-plugins failed: example.com/gpu: "));
   EXPECT_THAT(before.body, ::testing::AnyOf(HasSubstr("not registered with the kubelet yet"),
                                             HasSubstr("registration failed")));
-  EXPECT_THAT(Value(Series("registered")), Optional(0.0));
-  EXPECT_THAT(Value(Series("registrations_total")), Optional(0.0));
+  EXPECT_THAT(Value(PluginSeries("registered")), Optional(0.0));
+  EXPECT_THAT(Value(PluginSeries("registrations_total")), Optional(0.0));
   // The plugin's check is a liveness check too: a plugin that never registers is restarted.
   EXPECT_EQ(HttpGet(Port(), "/livez").status, 500);
   EXPECT_EQ(HttpGet(Port(), "/readyz").status, 500);
@@ -189,9 +188,9 @@ TEST_F(PluginMetricsTest, HealthzFailsUntilRegisteredAndCountsRegistrations) {
   ASSERT_NO_FATAL_FAILURE(StartKubelet());
   ASSERT_TRUE(runner_->WaitForRegistrations(1, kTimeout));
   EXPECT_TRUE(WaitUntil([&] { return Healthz().status == 200; })) << Healthz().body;
-  EXPECT_THAT(Value(Series("registered")), Optional(1.0));
-  EXPECT_THAT(Value(Series("registrations_total")), Optional(1.0));
-  EXPECT_THAT(Value(Series("reregistrations_total")), Optional(0.0));
+  EXPECT_THAT(Value(PluginSeries("registered")), Optional(1.0));
+  EXPECT_THAT(Value(PluginSeries("registrations_total")), Optional(1.0));
+  EXPECT_THAT(Value(PluginSeries("reregistrations_total")), Optional(0.0));
   EXPECT_EQ(HttpGet(Port(), "/livez?verbose").body,
             "[+]ping ok\n[+]device-plugins ok\nlivez check passed\n");
 
@@ -199,8 +198,8 @@ TEST_F(PluginMetricsTest, HealthzFailsUntilRegisteredAndCountsRegistrations) {
   kubelet_.reset();
   ASSERT_NO_FATAL_FAILURE(StartKubelet());
   ASSERT_TRUE(runner_->WaitForRegistrations(2, kTimeout));
-  EXPECT_TRUE(WaitForValue(Series("reregistrations_total"), 1));
-  EXPECT_THAT(Value(Series("registrations_total")), Optional(2.0));
+  EXPECT_TRUE(WaitForValue(PluginSeries("reregistrations_total"), 1));
+  EXPECT_THAT(Value(PluginSeries("registrations_total")), Optional(2.0));
   EXPECT_EQ(Healthz().status, 200);
 }
 
@@ -212,12 +211,12 @@ TEST_F(PluginMetricsTest, RejectedReRegistrationFailsHealthzUntilItSucceeds) {
   kubelet_ = std::make_unique<FakeKubelet>(root_);
   kubelet_->reject(true);
   ASSERT_TRUE(kubelet_->Start().ok());
-  ASSERT_TRUE(WaitUntil([&] { return Value(Series("registration_failures_total")) >= 2; }));
+  ASSERT_TRUE(WaitUntil([&] { return Value(PluginSeries("registration_failures_total")) >= 2; }));
   Scrape failing = Healthz();
   EXPECT_EQ(failing.status, 500);
   EXPECT_THAT(failing.body, HasSubstr("example.com/gpu: registration failed: INVALID_ARGUMENT: "
                                       "kubelet says no"));
-  EXPECT_THAT(Value(Series("registered")), Optional(0.0));
+  EXPECT_THAT(Value(PluginSeries("registered")), Optional(0.0));
   kubelet_->reject(false);
   ASSERT_TRUE(runner_->WaitForRegistrations(2, kTimeout));
   EXPECT_TRUE(WaitUntil([&] { return Healthz().status == 200; })) << Healthz().body;
@@ -228,8 +227,8 @@ TEST_F(PluginMetricsTest, DevicesByHealthFollowSetHealthAndRefreshFailuresFlipHe
   ASSERT_NO_FATAL_FAILURE(StartRunner());
   ASSERT_TRUE(runner_->WaitForRegistrations(1, kTimeout));
   ASSERT_TRUE(WaitUntil([&] { return Healthz().status == 200; }));
-  const std::string healthy = Series("devices", "health=\"Healthy\"");
-  const std::string unhealthy = Series("devices", "health=\"Unhealthy\"");
+  const std::string healthy = PluginSeries("devices", "health=\"Healthy\"");
+  const std::string unhealthy = PluginSeries("devices", "health=\"Unhealthy\"");
   EXPECT_THAT(Value(healthy), Optional(2.0));
   EXPECT_THAT(Value(unhealthy), Optional(1.0));
 
@@ -243,13 +242,13 @@ TEST_F(PluginMetricsTest, DevicesByHealthFollowSetHealthAndRefreshFailuresFlipHe
   EXPECT_EQ(failing.status, 500);
   EXPECT_THAT(failing.body, HasSubstr("example.com/gpu: device source failing: Discover(): "
                                       "UNAVAILABLE: driver not loaded"));
-  EXPECT_THAT(Value(Series("discovery_failures_total")), Optional(1.0));
+  EXPECT_THAT(Value(PluginSeries("discovery_failures_total")), Optional(1.0));
   EXPECT_THAT(Value(unhealthy), Optional(2.0));  // The last inventory stays.
 
   plugin_->fail_discovery(false);
   ASSERT_TRUE(plugin_->Publish().ok());
   EXPECT_EQ(Healthz().status, 200);
-  EXPECT_THAT(Value(Series("discovery_failures_total")), Optional(1.0));
+  EXPECT_THAT(Value(PluginSeries("discovery_failures_total")), Optional(1.0));
 }
 
 TEST_F(PluginMetricsTest, RpcsAreCountedByMethodAndCode) {
@@ -273,7 +272,7 @@ TEST_F(PluginMetricsTest, RpcsAreCountedByMethodAndCode) {
   }
   const std::string duration = "kdp_device_plugin_rpc_duration_seconds_count";
   auto rpc = [&](const char* method, const char* code) {
-    return absl::StrCat(duration, "{resource_name=\"", kResource, "\",method=\"", method,
+    return absl::StrCat(duration, "{resource_name=\"", kGpuResource, "\",method=\"", method,
                         "\",code=\"", code, "\"}");
   };
   Scrape scrape = HttpGet(Port(), "/metrics");
@@ -289,13 +288,13 @@ TEST_F(PluginMetricsTest, RpcsAreCountedByMethodAndCode) {
   auto reader = stub->ListAndWatch(&context, v1beta1::Empty());
   v1beta1::ListAndWatchResponse first;
   ASSERT_TRUE(reader->Read(&first));
-  EXPECT_TRUE(WaitForValue(Series("list_and_watch_sends_total"), 1));
-  EXPECT_THAT(Value(Series("list_and_watch_streams")), Optional(1.0));
+  EXPECT_TRUE(WaitForValue(PluginSeries("list_and_watch_sends_total"), 1));
+  EXPECT_THAT(Value(PluginSeries("list_and_watch_streams")), Optional(1.0));
   EXPECT_TRUE(plugin_->SetHealth("gpu2", Health::kUnhealthy).ok());
   ASSERT_TRUE(reader->Read(&first));
-  EXPECT_TRUE(WaitForValue(Series("list_and_watch_sends_total"), 2));
+  EXPECT_TRUE(WaitForValue(PluginSeries("list_and_watch_sends_total"), 2));
   context.TryCancel();
-  EXPECT_TRUE(WaitForValue(Series("list_and_watch_streams"), 0));
+  EXPECT_TRUE(WaitForValue(PluginSeries("list_and_watch_streams"), 0));
 }
 
 TEST_F(PluginMetricsTest, NoAddressServesNothingAndABadOneIsRejected) {

@@ -22,29 +22,28 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kdp/device_plugin.h"
+#include "tests/testing/example_names.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/wait.h"
+#include "tests/unit/sdk/call_deadline.h"
 
 namespace kdp {
 namespace {
 
+using ::kdp::testing::Deadline;
+using ::kdp::testing::kGpuResource;
+using ::kdp::testing::kTimeout;
 using ::kdp::testing::TempDir;
 using ::kdp::testing::WaitUntil;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-constexpr char kResource[] = "example.com/gpu";
 constexpr char kSocketName[] = "example.com_gpu.sock";
-constexpr absl::Duration kTimeout = absl::Seconds(20);
-
-std::chrono::system_clock::time_point Deadline(absl::Duration timeout = kTimeout) {
-  return std::chrono::system_clock::now() + absl::ToChronoNanoseconds(timeout);
-}
 
 // A plugin with a fixed inventory; Allocate() fails with `allocate_error` when it is not OK.
 class TestPlugin : public DevicePlugin {
  public:
-  explicit TestPlugin(std::string resource_name = kResource, std::vector<Device> devices = {},
+  explicit TestPlugin(std::string resource_name = kGpuResource, std::vector<Device> devices = {},
                       absl::Status allocate_error = absl::OkStatus())
       : DevicePlugin(std::move(resource_name)),
         devices_(std::move(devices)),
@@ -99,7 +98,7 @@ class PreStartingPlugin final : public TestPlugin, public ContainerPreStarter {
 
 class FailingDiscoveryPlugin final : public DevicePlugin {
  public:
-  FailingDiscoveryPlugin() : DevicePlugin(kResource) {}
+  FailingDiscoveryPlugin() : DevicePlugin(kGpuResource) {}
   absl::StatusOr<std::vector<Device>> Discover() override {
     return absl::UnavailableError("no driver");
   }
@@ -126,11 +125,11 @@ struct RecordedRegistration {
 };
 
 // The kubelet's side of registration: v1beta1.Registration on <root>/device-plugins/kubelet.sock.
-class FakeKubelet final : public v1beta1::Registration::Service {
+class RecordingKubelet final : public v1beta1::Registration::Service {
  public:
-  explicit FakeKubelet(const TempDir& root)
+  explicit RecordingKubelet(const TempDir& root)
       : plugins_dir_(root.Path("device-plugins")), socket_path_(plugins_dir_ + "/kubelet.sock") {}
-  ~FakeKubelet() override { Stop(); }
+  ~RecordingKubelet() override { Stop(); }
 
   [[nodiscard]] absl::Status Start() {
     if (absl::Status made = MakeDirectories(plugins_dir_); !made.ok()) return made;
@@ -240,10 +239,10 @@ struct CallContext : grpc::ClientContext {
 // fail the test (use them under ASSERT_NO_FATAL_FAILURE) when one does not start.
 class PluginRunnerTest : public ::testing::Test {
  protected:
-  // Starts a FakeKubelet on root_, replacing (and first stopping) any earlier one.
+  // Starts a RecordingKubelet on root_, replacing (and first stopping) any earlier one.
   void StartKubelet() {
     kubelet_.reset();
-    kubelet_ = std::make_unique<FakeKubelet>(root_);
+    kubelet_ = std::make_unique<RecordingKubelet>(root_);
     ASSERT_TRUE(kubelet_->Start().ok());
   }
 
@@ -265,7 +264,7 @@ class PluginRunnerTest : public ::testing::Test {
 
   // Starts runner_ for a TestPlugin with Inventory(), kept in inventory_plugin_ to drive health.
   void StartInventoryRunner() {
-    auto plugin = std::make_unique<TestPlugin>(kResource, Inventory());
+    auto plugin = std::make_unique<TestPlugin>(kGpuResource, Inventory());
     inventory_plugin_ = plugin.get();
     ASSERT_NO_FATAL_FAILURE(StartRunner(std::move(plugin)));
   }
@@ -285,7 +284,7 @@ class PluginRunnerTest : public ::testing::Test {
   }
 
   static std::unique_ptr<DevicePlugin> InventoryPlugin() {
-    return std::make_unique<TestPlugin>(kResource, Inventory());
+    return std::make_unique<TestPlugin>(kGpuResource, Inventory());
   }
 
   absl::StatusOr<std::unique_ptr<PluginRunner>> Create(
@@ -306,7 +305,7 @@ class PluginRunnerTest : public ::testing::Test {
 
   // The members stop in reverse: client, runner, kubelet, then the directory goes.
   TempDir root_;
-  std::unique_ptr<FakeKubelet> kubelet_;
+  std::unique_ptr<RecordingKubelet> kubelet_;
   std::unique_ptr<PluginRunner> runner_;
   std::unique_ptr<v1beta1::DevicePlugin::Stub> stub_;
   TestPlugin* inventory_plugin_ = nullptr;  // Owned by runner_; set by StartInventoryRunner().
@@ -333,7 +332,7 @@ TEST_F(PluginRunnerTest, CreateRejectsAResourceServedTwice) {
   plugins.push_back(std::make_unique<TestPlugin>());
   absl::StatusOr<std::unique_ptr<PluginRunner>> runner = Create(std::move(plugins));
   EXPECT_EQ(runner.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(runner.status().message(), HasSubstr(kResource));
+  EXPECT_THAT(runner.status().message(), HasSubstr(kGpuResource));
 }
 
 TEST_F(PluginRunnerTest, CreateRejectsAnEmptyPluginList) {
@@ -417,14 +416,14 @@ TEST_F(PluginRunnerTest, ServesBeforeRegisteringAndSendsTheRegisterFields) {
   EXPECT_EQ(got.dial_code, grpc::StatusCode::OK) << "plugin socket not served at Register";
   EXPECT_EQ(got.request.version(), "v1beta1");
   EXPECT_EQ(got.request.endpoint(), kSocketName);
-  EXPECT_EQ(got.request.resource_name(), kResource);
+  EXPECT_EQ(got.request.resource_name(), kGpuResource);
   EXPECT_FALSE(got.request.options().get_preferred_allocation_available());
   EXPECT_FALSE(got.request.options().pre_start_required());
 }
 
 TEST_F(PluginRunnerTest, AdvertisesPreferredAllocation) {
   ASSERT_NO_FATAL_FAILURE(
-      StartRegistered(std::make_unique<PreferringPlugin>(kResource, Inventory())));
+      StartRegistered(std::make_unique<PreferringPlugin>(kGpuResource, Inventory())));
 
   RecordedRegistration got;
   ASSERT_NO_FATAL_FAILURE(OnlyRegistration(&got));
@@ -437,7 +436,7 @@ TEST_F(PluginRunnerTest, AdvertisesPreferredAllocation) {
 
 TEST_F(PluginRunnerTest, AdvertisesPreStartRequired) {
   ASSERT_NO_FATAL_FAILURE(
-      StartRegistered(std::make_unique<PreStartingPlugin>(kResource, Inventory())));
+      StartRegistered(std::make_unique<PreStartingPlugin>(kGpuResource, Inventory())));
 
   RecordedRegistration got;
   ASSERT_NO_FATAL_FAILURE(OnlyRegistration(&got));
@@ -669,7 +668,8 @@ TEST_F(PluginRunnerTest, AllocateAnswersWithTheDeviceRuntimeFields) {
   gpu0.mounts[0].read_only = true;
   gpu0.envs = {{"GPU", "0"}};
   gpu0.cdi_devices = {"example.com/gpu=gpu0"};
-  ASSERT_NO_FATAL_FAILURE(StartRunner(std::make_unique<TestPlugin>(kResource, std::vector{gpu0})));
+  ASSERT_NO_FATAL_FAILURE(
+      StartRunner(std::make_unique<TestPlugin>(kGpuResource, std::vector{gpu0})));
 
   v1beta1::AllocateResponse response;
   CallContext context;
@@ -699,7 +699,7 @@ TEST_F(PluginRunnerTest, AllocateOfAnUnknownIdIsInvalidArgument) {
 
 TEST_F(PluginRunnerTest, AllocatePassesVendorErrorCodesThrough) {
   ASSERT_NO_FATAL_FAILURE(StartRunner(std::make_unique<TestPlugin>(
-      kResource, Inventory(), absl::ResourceExhaustedError("all busy"))));
+      kGpuResource, Inventory(), absl::ResourceExhaustedError("all busy"))));
 
   v1beta1::AllocateResponse response;
   CallContext context;
@@ -722,7 +722,8 @@ TEST_F(PluginRunnerTest, GetPreferredAllocationWithoutTheCapabilityIsUnimplement
 }
 
 TEST_F(PluginRunnerTest, GetPreferredAllocationAsksThePlugin) {
-  ASSERT_NO_FATAL_FAILURE(StartRunner(std::make_unique<PreferringPlugin>(kResource, Inventory())));
+  ASSERT_NO_FATAL_FAILURE(
+      StartRunner(std::make_unique<PreferringPlugin>(kGpuResource, Inventory())));
 
   v1beta1::PreferredAllocationRequest request;
   auto* container = request.add_container_requests();
@@ -749,7 +750,7 @@ TEST_F(PluginRunnerTest, PreStartContainerWithoutTheCapabilityIsUnimplemented) {
 }
 
 TEST_F(PluginRunnerTest, PreStartContainerCallsThePlugin) {
-  auto owned = std::make_unique<PreStartingPlugin>(kResource, Inventory());
+  auto owned = std::make_unique<PreStartingPlugin>(kGpuResource, Inventory());
   PreStartingPlugin* plugin = owned.get();
   ASSERT_NO_FATAL_FAILURE(StartRunner(std::move(owned)));
 

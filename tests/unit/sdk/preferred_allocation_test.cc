@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/unit/sdk/eight_gpu_topology.h"
 
 namespace kdp {
 namespace internal {
@@ -44,11 +45,13 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::UnorderedElementsAreArray;
 
+using ::kdp::testing::EightGpuTopology;
+
 constexpr AllocationPolicy kPolicies[] = {
     AllocationPolicy::kNumaPacked, AllocationPolicy::kLinkBestFit, AllocationPolicy::kSpread};
 
-AllocatableDevice Dev(std::string id, std::vector<int> numa_nodes = {},
-                      std::string physical_id = "") {
+AllocatableDevice Allocatable(std::string id, std::vector<int> numa_nodes = {},
+                              std::string physical_id = "") {
   return {.id = std::move(id),
           .physical_id = std::move(physical_id),
           .numa_nodes = std::move(numa_nodes),
@@ -97,7 +100,7 @@ std::vector<AllocatableDevice> Node(const std::string& prefix, int count, int no
   std::vector<AllocatableDevice> devices;
   for (int i = 0; i < count; ++i) {
     devices.push_back(
-        Dev(absl::StrCat(prefix, i), node < 0 ? std::vector<int>{} : std::vector{node}));
+        Allocatable(absl::StrCat(prefix, i), node < 0 ? std::vector<int>{} : std::vector{node}));
   }
   return devices;
 }
@@ -133,7 +136,8 @@ TEST(AllocationPolicy, ParseRejectsOtherNamesNamingThemAndTheValidOnes) {
 }
 
 TEST(DeviceGraph, BuildRejectsAnEmptyIdNamingItsPosition) {
-  absl::StatusOr<DeviceGraph> graph = DeviceGraph::Build({Dev("gpu0"), Dev("")}, NumaOnlyScore);
+  absl::StatusOr<DeviceGraph> graph =
+      DeviceGraph::Build({Allocatable("gpu0"), Allocatable("")}, NumaOnlyScore);
   ASSERT_FALSE(graph.ok());
   EXPECT_EQ(graph.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(graph.status().message(), HasSubstr("device 1"));
@@ -141,8 +145,8 @@ TEST(DeviceGraph, BuildRejectsAnEmptyIdNamingItsPosition) {
 }
 
 TEST(DeviceGraph, BuildRejectsADuplicateIdNamingIt) {
-  absl::StatusOr<DeviceGraph> graph =
-      DeviceGraph::Build({Dev("gpu0"), Dev("gpu1"), Dev("gpu0")}, NumaOnlyScore);
+  absl::StatusOr<DeviceGraph> graph = DeviceGraph::Build(
+      {Allocatable("gpu0"), Allocatable("gpu1"), Allocatable("gpu0")}, NumaOnlyScore);
   ASSERT_FALSE(graph.ok());
   EXPECT_EQ(graph.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(graph.status().message(), HasSubstr("\"gpu0\""));
@@ -150,7 +154,7 @@ TEST(DeviceGraph, BuildRejectsADuplicateIdNamingIt) {
 
 TEST(DeviceGraph, BuildRejectsANegativeScoreNamingThePair) {
   absl::StatusOr<DeviceGraph> graph =
-      DeviceGraph::Build({Dev("gpu0"), Dev("gpu1"), Dev("gpu2")},
+      DeviceGraph::Build({Allocatable("gpu0"), Allocatable("gpu1"), Allocatable("gpu2")},
                          [](const AllocatableDevice& a, const AllocatableDevice& b) {
                            return a.id == "gpu1" && b.id == "gpu2" ? -5 : 1;
                          });
@@ -163,13 +167,13 @@ TEST(DeviceGraph, BuildRejectsANegativeScoreNamingThePair) {
 
 TEST(DeviceGraph, ScoresEachPairOfPhysicalDevicesOnceWithTheirFirstReplicas) {
   std::vector<std::pair<std::string, std::string>> calls;
-  absl::StatusOr<DeviceGraph> graph =
-      DeviceGraph::Build({Dev("a::0", {0}, "a"), Dev("a::1", {0}, "a"), Dev("b::0", {0}, "b"),
-                          Dev("c"), Dev("b::1", {0}, "b")},
-                         [&](const AllocatableDevice& x, const AllocatableDevice& y) {
-                           calls.emplace_back(x.id, y.id);
-                           return x.id == "a::0" && y.id == "b::0" ? 7 : 3;
-                         });
+  absl::StatusOr<DeviceGraph> graph = DeviceGraph::Build(
+      {Allocatable("a::0", {0}, "a"), Allocatable("a::1", {0}, "a"), Allocatable("b::0", {0}, "b"),
+       Allocatable("c"), Allocatable("b::1", {0}, "b")},
+      [&](const AllocatableDevice& x, const AllocatableDevice& y) {
+        calls.emplace_back(x.id, y.id);
+        return x.id == "a::0" && y.id == "b::0" ? 7 : 3;
+      });
   ASSERT_TRUE(graph.ok()) << graph.status();
   EXPECT_THAT(calls, ElementsAre(std::pair<std::string, std::string>("a::0", "b::0"),
                                  std::pair<std::string, std::string>("a::0", "c"),
@@ -323,7 +327,7 @@ int Dgx1Score(const AllocatableDevice& a, const AllocatableDevice& b) {
 
 DeviceGraph Dgx1() {
   std::vector<AllocatableDevice> devices;
-  for (int i = 0; i < 8; ++i) devices.push_back(Dev(absl::StrCat("gpu", i), {i / 4}));
+  for (int i = 0; i < 8; ++i) devices.push_back(Allocatable(absl::StrCat("gpu", i), {i / 4}));
   return MustBuild(std::move(devices), Dgx1Score);
 }
 
@@ -427,7 +431,8 @@ TEST(Spread, TakesDevicesFarApartWithinANode) {
 
 std::vector<AllocatableDevice> Replicas(const std::string& gpu, int count, int node) {
   std::vector<AllocatableDevice> devices;
-  for (int i = 0; i < count; ++i) devices.push_back(Dev(absl::StrCat(gpu, "::", i), {node}, gpu));
+  for (int i = 0; i < count; ++i)
+    devices.push_back(Allocatable(absl::StrCat(gpu, "::", i), {node}, gpu));
   return devices;
 }
 
@@ -608,8 +613,8 @@ DeviceGraph RandomGraph(std::mt19937& rng, int n, int nodes, const std::vector<i
   std::vector<AllocatableDevice> devices;
   for (int i = 0; i < n; ++i) {
     const int node = static_cast<int>(rng() % (nodes + 1)) - 1;  // -1: no locality
-    devices.push_back(Dev(absl::StrCat("d", i < 10 ? "0" : "", i),
-                          node < 0 ? std::vector<int>{} : std::vector<int>{node}));
+    devices.push_back(Allocatable(absl::StrCat("d", i < 10 ? "0" : "", i),
+                                  node < 0 ? std::vector<int>{} : std::vector<int>{node}));
   }
   std::map<std::pair<std::string, std::string>, int> score;
   for (int i = 0; i < n; ++i) {
@@ -709,7 +714,7 @@ DeviceGraph Hierarchical(int nodes, int switches, int per_switch) {
   for (int node = 0; node < nodes; ++node) {
     for (int s = 0; s < switches; ++s) {
       for (int d = 0; d < per_switch; ++d) {
-        AllocatableDevice device = Dev(absl::StrCat("n", node, "s", s, "d", d), {node});
+        AllocatableDevice device = Allocatable(absl::StrCat("n", node, "s", s, "d", d), {node});
         device.physical_id = "";
         devices.push_back(std::move(device));
       }
@@ -834,13 +839,6 @@ TEST(DeviceGraph, SameAnswerForTheSameRequestInAnyOrder) {
 // each with two host bridges holding a PCIe switch with two H100s; GPUs 1b 1c | 3d 3e on node
 // 0, 9b 9c | bd be on node 1).
 
-std::unique_ptr<Topology> EightGpuTopology() {
-  absl::StatusOr<std::unique_ptr<Topology>> topology = Topology::FromXmlFile(
-      std::string(KDP_SOURCE_DIR) + "/examples/gpu-plugin/topologies/dual-socket-8gpu.xml");
-  EXPECT_TRUE(topology.ok()) << topology.status();
-  return topology.ok() ? *std::move(topology) : nullptr;
-}
-
 PciAddress Pci(const std::string& text) { return PciAddress::Parse(text).value_or(PciAddress{}); }
 
 TEST(PairScore, ScoresPciLocalityOfTheTopology) {
@@ -869,7 +867,7 @@ TEST(DeviceGraph, BuildFromATopologyPacksOntoSwitchesAndNodes) {
   ASSERT_NE(topology, nullptr);
   std::vector<AllocatableDevice> devices = EightGpus(*topology);
   ASSERT_EQ(devices.size(), 8u);
-  devices.push_back(Dev("no-pci", {1}));
+  devices.push_back(Allocatable("no-pci", {1}));
   absl::StatusOr<DeviceGraph> graph = DeviceGraph::Build(devices, *topology);
   ASSERT_TRUE(graph.ok()) << graph.status();
   EXPECT_EQ(graph->Score("0000:1b:00.0", "0000:1c:00.0"), 50);
@@ -948,7 +946,8 @@ TEST(GraphAllocator, AnswersFromTheLastGraphUnderItsPolicy) {
   ASSERT_TRUE(spread.ok()) << spread.status();
   EXPECT_THAT(*spread, ElementsAre("0000:1b:00.0", "0000:9b:00.0"));  // across nodes
   // Build()'s error keeps the graph.
-  EXPECT_FALSE(plugin.SetDeviceGraph({Dev("x", {0}), Dev("x", {0})}, *topology).ok());
+  EXPECT_FALSE(
+      plugin.SetDeviceGraph({Allocatable("x", {0}), Allocatable("x", {0})}, *topology).ok());
   EXPECT_TRUE(
       plugin.PreferredAllocation({.available = {"0000:1b:00.0"}, .must_include = {}, .size = 1})
           .ok());

@@ -17,11 +17,8 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 using ::kdp::testing::EightGpuFile;
+using ::kdp::testing::LoadTopology;
 using ::kdp::testing::TopologyFile;
-
-std::unique_ptr<Topology> Load(const std::string& path) {
-  return ::kdp::testing::LoadTopology(path);
-}
 
 nlohmann::json Json(const Topology& topology) {
   return nlohmann::json::parse(RenderTopologyJson(topology));
@@ -69,7 +66,7 @@ TEST(CompactCpuList, JoinsRunsIntoRanges) {
 // --- Tree ------------------------------------------------------------------------------------
 
 TEST(RenderTopologyTree, ListsNodesWithCpusMemoryAndLocalDevices) {
-  std::unique_ptr<Topology> topology = Load(EightGpuFile());
+  std::unique_ptr<Topology> topology = LoadTopology(EightGpuFile());
   ASSERT_NE(topology, nullptr);
   const std::string tree = RenderTopologyTree(*topology);
   EXPECT_THAT(tree, HasSubstr("Machine: 2 NUMA nodes, 32 CPUs, 10 PCI devices, 0 link matrices\n"));
@@ -90,7 +87,7 @@ TEST(RenderTopologyTree, ListsNodesWithCpusMemoryAndLocalDevices) {
 }
 
 TEST(RenderTopologyTree, PutsDevicesOfUnknownLocalityInTheirOwnSection) {
-  std::unique_ptr<Topology> topology = Load(TopologyFile("unknown-locality.xml"));
+  std::unique_ptr<Topology> topology = LoadTopology(TopologyFile("unknown-locality.xml"));
   ASSERT_NE(topology, nullptr);
   const std::string tree = RenderTopologyTree(*topology);
   EXPECT_THAT(tree, HasSubstr("Devices with unknown NUMA locality:\n"
@@ -102,13 +99,13 @@ TEST(RenderTopologyTree, PutsDevicesOfUnknownLocalityInTheirOwnSection) {
 }
 
 TEST(RenderTopologyTree, SaysWhenANodeHasNoCpus) {
-  std::unique_ptr<Topology> topology = Load(TopologyFile("cpuless-numa.xml"));
+  std::unique_ptr<Topology> topology = LoadTopology(TopologyFile("cpuless-numa.xml"));
   ASSERT_NE(topology, nullptr);
   EXPECT_THAT(RenderTopologyTree(*topology), HasSubstr("NUMA node 2: no CPUs, memory 128 GiB\n"));
 }
 
 TEST(RenderTopologyTree, ListsAMultiNodeDeviceUnderEachOfItsNodes) {
-  std::unique_ptr<Topology> topology = Load(TopologyFile("eight-numa-snc.xml"));
+  std::unique_ptr<Topology> topology = LoadTopology(TopologyFile("eight-numa-snc.xml"));
   ASSERT_NE(topology, nullptr);
   const std::string tree = RenderTopologyTree(*topology);
   const std::string nvme =
@@ -127,7 +124,7 @@ TEST(RenderTopologyTree, ListsAMultiNodeDeviceUnderEachOfItsNodes) {
 }
 
 TEST(RenderTopologyTree, PrintsEachLinkMatrixLabelledByPciAddress) {
-  std::unique_ptr<Topology> topology = Load(TopologyFile("sixteen-gpu-nvlink.xml"));
+  std::unique_ptr<Topology> topology = LoadTopology(TopologyFile("sixteen-gpu-nvlink.xml"));
   ASSERT_NE(topology, nullptr);
   const std::string tree = RenderTopologyTree(*topology);
   EXPECT_THAT(tree, HasSubstr("Machine: 2 NUMA nodes, 16 CPUs, 18 PCI devices, 1 link matrix\n"));
@@ -141,7 +138,7 @@ TEST(RenderTopologyTree, PrintsEachLinkMatrixLabelledByPciAddress) {
 }
 
 TEST(RenderTopologyTree, LabelsAPackageEndpoint) {
-  std::unique_ptr<Topology> topology = Load(TopologyFile("nvswitch-links.xml"));
+  std::unique_ptr<Topology> topology = LoadTopology(TopologyFile("nvswitch-links.xml"));
   ASSERT_NE(topology, nullptr);
   EXPECT_THAT(RenderTopologyTree(*topology),
               HasSubstr("  [4] package:0    40000 40000     -     -     -\n"));
@@ -150,7 +147,7 @@ TEST(RenderTopologyTree, LabelsAPackageEndpoint) {
 // --- JSON ------------------------------------------------------------------------------------
 
 TEST(RenderTopologyJson, HasNodesDistancesAndDevices) {
-  std::unique_ptr<Topology> topology = Load(EightGpuFile());
+  std::unique_ptr<Topology> topology = LoadTopology(EightGpuFile());
   ASSERT_NE(topology, nullptr);
   const nlohmann::json json = Json(*topology);
   ASSERT_EQ(json["numa_nodes"].size(), 2u);
@@ -176,7 +173,7 @@ TEST(RenderTopologyJson, HasNodesDistancesAndDevices) {
 }
 
 TEST(RenderTopologyJson, UnknownLocalityIsAnEmptyNodeList) {
-  std::unique_ptr<Topology> topology = Load(TopologyFile("unknown-locality.xml"));
+  std::unique_ptr<Topology> topology = LoadTopology(TopologyFile("unknown-locality.xml"));
   ASSERT_NE(topology, nullptr);
   const nlohmann::json json = Json(*topology);
   const nlohmann::json nic = Find(json["pci_devices"], "address", "0000:01:00.0");
@@ -188,7 +185,7 @@ TEST(RenderTopologyJson, UnknownLocalityIsAnEmptyNodeList) {
 }
 
 TEST(RenderTopologyJson, TypesOpenFabricsDevices) {
-  std::unique_ptr<Topology> topology = Load(TopologyFile("quad-numa-nics.xml"));
+  std::unique_ptr<Topology> topology = LoadTopology(TopologyFile("quad-numa-nics.xml"));
   ASSERT_NE(topology, nullptr);
   const nlohmann::json json = Json(*topology);
   const nlohmann::json ib = Find(json["pci_devices"], "address", "0000:84:00.0");
@@ -201,7 +198,7 @@ TEST(RenderTopologyJson, TypesOpenFabricsDevices) {
 }
 
 TEST(RenderTopologyJson, HasLinkMatricesWithEndpointsAndRows) {
-  std::unique_ptr<Topology> topology = Load(TopologyFile("sixteen-gpu-nvlink.xml"));
+  std::unique_ptr<Topology> topology = LoadTopology(TopologyFile("sixteen-gpu-nvlink.xml"));
   ASSERT_NE(topology, nullptr);
   const nlohmann::json json = Json(*topology);
   ASSERT_EQ(json["link_matrices"].size(), 1u);
@@ -218,7 +215,7 @@ TEST(RenderTopologyJson, HasLinkMatricesWithEndpointsAndRows) {
 }
 
 TEST(RenderTopologyJson, PackageEndpointHasItsNumberAndNoAddress) {
-  std::unique_ptr<Topology> topology = Load(TopologyFile("nvswitch-links.xml"));
+  std::unique_ptr<Topology> topology = LoadTopology(TopologyFile("nvswitch-links.xml"));
   ASSERT_NE(topology, nullptr);
   const nlohmann::json endpoint = Json(*topology)["link_matrices"][0]["endpoints"][4];
   EXPECT_EQ(endpoint, nlohmann::json({{"label", "package:0"}, {"package", 0}}));

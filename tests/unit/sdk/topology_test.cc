@@ -34,11 +34,8 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
 using ::kdp::testing::EightGpuFile;
+using ::kdp::testing::LoadTopology;
 using ::kdp::testing::TopologyFile;
-
-std::unique_ptr<Topology> Load(const std::string& path) {
-  return ::kdp::testing::LoadTopology(path);
-}
 
 PciAddress Address(const std::string& text) {
   absl::StatusOr<PciAddress> address = PciAddress::Parse(text);
@@ -145,7 +142,7 @@ TEST(PciAddress, OrdersByDomainBusDeviceFunction) {
 // --- The bundled 8-GPU fixture ---------------------------------------------------------------
 
 TEST(Topology, EightGpuFixtureHasEightGpusFourPerNode) {
-  std::unique_ptr<Topology> topology = Load(EightGpuFile());
+  std::unique_ptr<Topology> topology = LoadTopology(EightGpuFile());
   ASSERT_NE(topology, nullptr);
   const std::vector<PciDevice> gpus = topology->PciDevicesWithClass({0x0302});
   EXPECT_THAT(AddressStrings(gpus),
@@ -168,7 +165,7 @@ TEST(Topology, EightGpuFixtureHasEightGpusFourPerNode) {
 }
 
 TEST(Topology, EightGpuFixtureHasOneNicPerNode) {
-  std::unique_ptr<Topology> topology = Load(EightGpuFile());
+  std::unique_ptr<Topology> topology = LoadTopology(EightGpuFile());
   ASSERT_NE(topology, nullptr);
   const std::vector<PciDevice> nics = topology->PciDevicesWithClass({0x0200});
   ASSERT_EQ(nics.size(), 2u);
@@ -182,7 +179,7 @@ TEST(Topology, EightGpuFixtureHasOneNicPerNode) {
 }
 
 TEST(Topology, EightGpuFixtureListsDevicesNotBridgesInAddressOrder) {
-  std::unique_ptr<Topology> topology = Load(EightGpuFile());
+  std::unique_ptr<Topology> topology = LoadTopology(EightGpuFile());
   ASSERT_NE(topology, nullptr);
   const std::vector<PciDevice>& devices = topology->pci_devices();
   EXPECT_EQ(devices.size(), 10u);  // 8 GPUs + 2 NICs; the 28 bridges are not devices.
@@ -194,7 +191,7 @@ TEST(Topology, EightGpuFixtureListsDevicesNotBridgesInAddressOrder) {
 }
 
 TEST(Topology, EightGpuFixtureNodesHaveCpusAndMemory) {
-  std::unique_ptr<Topology> topology = Load(EightGpuFile());
+  std::unique_ptr<Topology> topology = LoadTopology(EightGpuFile());
   ASSERT_NE(topology, nullptr);
   const std::vector<NumaNode>& nodes = topology->numa_nodes();
   ASSERT_EQ(nodes.size(), 2u);
@@ -211,7 +208,7 @@ TEST(Topology, EightGpuFixtureNodesHaveCpusAndMemory) {
 }
 
 TEST(Topology, EightGpuFixtureDistancesComeFromNumaLatency) {
-  std::unique_ptr<Topology> topology = Load(EightGpuFile());
+  std::unique_ptr<Topology> topology = LoadTopology(EightGpuFile());
   ASSERT_NE(topology, nullptr);
   EXPECT_EQ(topology->NumaDistance(0, 0), 10);
   EXPECT_EQ(topology->NumaDistance(0, 1), 21);
@@ -222,7 +219,7 @@ TEST(Topology, EightGpuFixtureDistancesComeFromNumaLatency) {
 }
 
 TEST(Topology, FindPciDeviceByAddress) {
-  std::unique_ptr<Topology> topology = Load(EightGpuFile());
+  std::unique_ptr<Topology> topology = LoadTopology(EightGpuFile());
   ASSERT_NE(topology, nullptr);
   const PciDevice* gpu = topology->FindPciDevice(Address("0000:9c:00.0"));
   ASSERT_NE(gpu, nullptr);
@@ -239,7 +236,7 @@ TEST(Topology, XmlBufferGivesTheSameSnapshotAsTheFile) {
   text << in.rdbuf();
   absl::StatusOr<std::unique_ptr<Topology>> from_buffer = Topology::FromXmlBuffer(text.str());
   ASSERT_TRUE(from_buffer.ok()) << from_buffer.status();
-  std::unique_ptr<Topology> from_file = Load(EightGpuFile());
+  std::unique_ptr<Topology> from_file = LoadTopology(EightGpuFile());
   ASSERT_NE(from_file, nullptr);
   EXPECT_EQ((*from_buffer)->numa_nodes(), from_file->numa_nodes());
   EXPECT_EQ((*from_buffer)->pci_devices(), from_file->pci_devices());
@@ -251,7 +248,7 @@ TEST(Topology, XmlBufferGivesTheSameSnapshotAsTheFile) {
 // --- Locality traps --------------------------------------------------------------------------
 
 TEST(Topology, SparseNumaNumbersAreOsIndexesNotLogicalIndexes) {
-  std::unique_ptr<Topology> topology = Load(TopologyFile("sparse-numa.xml"));
+  std::unique_ptr<Topology> topology = LoadTopology(TopologyFile("sparse-numa.xml"));
   ASSERT_NE(topology, nullptr);
   ASSERT_EQ(topology->numa_nodes().size(), 2u);
   EXPECT_EQ(topology->numa_nodes()[0].os_index, 0);
@@ -272,7 +269,7 @@ TEST(Topology, SparseNumaNumbersAreOsIndexesNotLogicalIndexes) {
 }
 
 TEST(Topology, DeviceAtMachineRootOfTwoNodeMachineHasNoNodes) {
-  std::unique_ptr<Topology> topology = Load(TopologyFile("unknown-locality.xml"));
+  std::unique_ptr<Topology> topology = LoadTopology(TopologyFile("unknown-locality.xml"));
   ASSERT_NE(topology, nullptr);
   const PciDevice* nic = topology->FindPciDevice(Address("0000:01:00.0"));
   ASSERT_NE(nic, nullptr);
@@ -287,7 +284,7 @@ TEST(Topology, DeviceAtMachineRootOfTwoNodeMachineHasNoNodes) {
 }
 
 TEST(Topology, DeviceNarrowerThanANodeGetsTheCoveringNode) {
-  std::unique_ptr<Topology> topology = Load(TopologyFile("unknown-locality.xml"));
+  std::unique_ptr<Topology> topology = LoadTopology(TopologyFile("unknown-locality.xml"));
   ASSERT_NE(topology, nullptr);
   // Attached to an L3 cache holding half of node 0's CPUs.
   const PciDevice* nvme = topology->FindPciDevice(Address("0000:21:00.0"));
@@ -299,7 +296,7 @@ TEST(Topology, DeviceNarrowerThanANodeGetsTheCoveringNode) {
 }
 
 TEST(Topology, CpuLessNumaNodeHasNoCpusAndIsNotLocalToPackageDevices) {
-  std::unique_ptr<Topology> topology = Load(TopologyFile("cpuless-numa.xml"));
+  std::unique_ptr<Topology> topology = LoadTopology(TopologyFile("cpuless-numa.xml"));
   ASSERT_NE(topology, nullptr);
   const std::vector<NumaNode>& nodes = topology->numa_nodes();
   ASSERT_EQ(nodes.size(), 3u);
@@ -317,7 +314,7 @@ TEST(Topology, CpuLessNumaNodeHasNoCpusAndIsNotLocalToPackageDevices) {
 }
 
 TEST(Topology, DeviceAtRootOfSingleNodeMachineHasThatNode) {
-  std::unique_ptr<Topology> topology = Load(TopologyFile("single-numa.xml"));
+  std::unique_ptr<Topology> topology = LoadTopology(TopologyFile("single-numa.xml"));
   ASSERT_NE(topology, nullptr);
   ASSERT_EQ(topology->numa_nodes().size(), 1u);
   EXPECT_EQ(topology->numa_nodes()[0].os_index, 3);
@@ -355,7 +352,7 @@ TEST(PciLocalityName, NamesEveryLocalityTightestFirst) {
 // --- PCI locality ----------------------------------------------------------------------------
 
 TEST(Topology, EightGpuFixtureLocalityFollowsTheSwitches) {
-  std::unique_ptr<Topology> topology = Load(EightGpuFile());
+  std::unique_ptr<Topology> topology = LoadTopology(EightGpuFile());
   ASSERT_NE(topology, nullptr);
   // 1b and 1c hang from two ports of the switch 19:00.0; so does the NIC 1d.
   EXPECT_EQ(topology->Locality(Address("0000:1b:00.0"), Address("0000:1c:00.0")),
@@ -374,7 +371,7 @@ TEST(Topology, EightGpuFixtureLocalityFollowsTheSwitches) {
 }
 
 TEST(Topology, LocalityIsSymmetric) {
-  std::unique_ptr<Topology> topology = Load(TopologyFile("quad-numa-nics.xml"));
+  std::unique_ptr<Topology> topology = LoadTopology(TopologyFile("quad-numa-nics.xml"));
   ASSERT_NE(topology, nullptr);
   for (const PciDevice& a : topology->pci_devices()) {
     for (const PciDevice& b : topology->pci_devices()) {
@@ -385,14 +382,14 @@ TEST(Topology, LocalityIsSymmetric) {
 }
 
 TEST(Topology, DeviceWithItselfIsSameSwitchBelowABridge) {
-  std::unique_ptr<Topology> topology = Load(TopologyFile("quad-numa-nics.xml"));
+  std::unique_ptr<Topology> topology = LoadTopology(TopologyFile("quad-numa-nics.xml"));
   ASSERT_NE(topology, nullptr);
   EXPECT_EQ(topology->Locality(Address("0000:01:00.0"), Address("0000:01:00.0")),
             PciLocality::kSameSwitch);
 }
 
 TEST(Topology, LocalityOfUnknownOrMissingDevicesIsUnknown) {
-  std::unique_ptr<Topology> topology = Load(TopologyFile("unknown-locality.xml"));
+  std::unique_ptr<Topology> topology = LoadTopology(TopologyFile("unknown-locality.xml"));
   ASSERT_NE(topology, nullptr);
   const PciAddress nic_at_root = Address("0000:01:00.0");
   const PciAddress gpu = Address("0000:99:00.0");
@@ -409,7 +406,7 @@ TEST(Topology, LocalityOfUnknownOrMissingDevicesIsUnknown) {
 // --- 4 NUMA nodes with NICs ------------------------------------------------------------------
 
 TEST(Topology, QuadNumaFixtureNodesCpusAndDistances) {
-  std::unique_ptr<Topology> topology = Load(TopologyFile("quad-numa-nics.xml"));
+  std::unique_ptr<Topology> topology = LoadTopology(TopologyFile("quad-numa-nics.xml"));
   ASSERT_NE(topology, nullptr);
   const std::vector<NumaNode>& nodes = topology->numa_nodes();
   ASSERT_EQ(nodes.size(), 4u);
@@ -427,7 +424,7 @@ TEST(Topology, QuadNumaFixtureNodesCpusAndDistances) {
 }
 
 TEST(Topology, QuadNumaFixtureHasTwoTypedNicsPerNode) {
-  std::unique_ptr<Topology> topology = Load(TopologyFile("quad-numa-nics.xml"));
+  std::unique_ptr<Topology> topology = LoadTopology(TopologyFile("quad-numa-nics.xml"));
   ASSERT_NE(topology, nullptr);
   const std::vector<PciDevice> ethernet = topology->PciDevicesWithClass({0x0200});
   EXPECT_THAT(AddressStrings(ethernet), ElementsAre("0000:01:00.0", "0000:01:00.1", "0000:21:00.0",
@@ -458,7 +455,7 @@ TEST(Topology, QuadNumaFixtureHasTwoTypedNicsPerNode) {
 }
 
 TEST(Topology, QuadNumaFixtureLocalityAtEveryLevel) {
-  std::unique_ptr<Topology> topology = Load(TopologyFile("quad-numa-nics.xml"));
+  std::unique_ptr<Topology> topology = LoadTopology(TopologyFile("quad-numa-nics.xml"));
   ASSERT_NE(topology, nullptr);
   auto locality = [&](const char* a, const char* b) {
     return topology->Locality(Address(a), Address(b));
@@ -481,7 +478,7 @@ TEST(Topology, QuadNumaFixtureLocalityAtEveryLevel) {
 // --- 8 NUMA nodes (SNC4) ---------------------------------------------------------------------
 
 TEST(Topology, EightNumaFixtureNodesCpusAndDistances) {
-  std::unique_ptr<Topology> topology = Load(TopologyFile("eight-numa-snc.xml"));
+  std::unique_ptr<Topology> topology = LoadTopology(TopologyFile("eight-numa-snc.xml"));
   ASSERT_NE(topology, nullptr);
   const std::vector<NumaNode>& nodes = topology->numa_nodes();
   ASSERT_EQ(nodes.size(), 8u);
@@ -499,7 +496,7 @@ TEST(Topology, EightNumaFixtureNodesCpusAndDistances) {
 }
 
 TEST(Topology, EightNumaFixtureDevicesAreOnTheirNodes) {
-  std::unique_ptr<Topology> topology = Load(TopologyFile("eight-numa-snc.xml"));
+  std::unique_ptr<Topology> topology = LoadTopology(TopologyFile("eight-numa-snc.xml"));
   ASSERT_NE(topology, nullptr);
   ASSERT_EQ(topology->pci_devices().size(), 5u);
   const PciDevice* gpu = topology->FindPciDevice(Address("0000:17:00.0"));
@@ -524,7 +521,7 @@ TEST(Topology, EightNumaFixtureDevicesAreOnTheirNodes) {
 }
 
 TEST(Topology, EightNumaFixtureLocality) {
-  std::unique_ptr<Topology> topology = Load(TopologyFile("eight-numa-snc.xml"));
+  std::unique_ptr<Topology> topology = LoadTopology(TopologyFile("eight-numa-snc.xml"));
   ASSERT_NE(topology, nullptr);
   auto locality = [&](const char* a, const char* b) {
     return topology->Locality(Address(a), Address(b));
@@ -547,7 +544,7 @@ std::vector<std::string> SixteenGpuAddresses() {
 }
 
 TEST(Topology, SixteenGpuFixtureHasEightGpusPerNodeWithTypedOsDevices) {
-  std::unique_ptr<Topology> topology = Load(TopologyFile("sixteen-gpu-nvlink.xml"));
+  std::unique_ptr<Topology> topology = LoadTopology(TopologyFile("sixteen-gpu-nvlink.xml"));
   ASSERT_NE(topology, nullptr);
   ASSERT_EQ(topology->numa_nodes().size(), 2u);
   EXPECT_THAT(topology->numa_nodes()[0].cpus, ElementsAre(0, 1, 2, 3, 8, 9, 10, 11));
@@ -569,7 +566,7 @@ TEST(Topology, SixteenGpuFixtureHasEightGpusPerNodeWithTypedOsDevices) {
 }
 
 TEST(Topology, SixteenGpuFixtureLocality) {
-  std::unique_ptr<Topology> topology = Load(TopologyFile("sixteen-gpu-nvlink.xml"));
+  std::unique_ptr<Topology> topology = LoadTopology(TopologyFile("sixteen-gpu-nvlink.xml"));
   ASSERT_NE(topology, nullptr);
   auto locality = [&](const char* a, const char* b) {
     return topology->Locality(Address(a), Address(b));
@@ -585,7 +582,7 @@ TEST(Topology, SixteenGpuFixtureLocality) {
 }
 
 TEST(Topology, SixteenGpuFixtureLinkMatrixIsBetweenGpus) {
-  std::unique_ptr<Topology> topology = Load(TopologyFile("sixteen-gpu-nvlink.xml"));
+  std::unique_ptr<Topology> topology = LoadTopology(TopologyFile("sixteen-gpu-nvlink.xml"));
   ASSERT_NE(topology, nullptr);
   // NUMALatency is a distance matrix too, but not a link matrix.
   ASSERT_EQ(topology->link_matrices().size(), 1u);
@@ -607,7 +604,7 @@ TEST(Topology, SixteenGpuFixtureLinkMatrixIsBetweenGpus) {
 }
 
 TEST(Topology, SixteenGpuFixtureLinkBandwidthFollowsTheCubeMesh) {
-  std::unique_ptr<Topology> topology = Load(TopologyFile("sixteen-gpu-nvlink.xml"));
+  std::unique_ptr<Topology> topology = LoadTopology(TopologyFile("sixteen-gpu-nvlink.xml"));
   ASSERT_NE(topology, nullptr);
   const std::vector<std::string> gpus = SixteenGpuAddresses();
   // Links of a DGX-1V hybrid cube-mesh, 25000 MB/s each; the same in both 8-GPU groups.
@@ -631,7 +628,7 @@ TEST(Topology, SixteenGpuFixtureLinkBandwidthFollowsTheCubeMesh) {
 // --- Switch endpoints (hwloc's DGX-2 shape) --------------------------------------------------
 
 TEST(Topology, NvSwitchFixtureMapsEndpointsToPciDevicesAndPackages) {
-  std::unique_ptr<Topology> topology = Load(TopologyFile("nvswitch-links.xml"));
+  std::unique_ptr<Topology> topology = LoadTopology(TopologyFile("nvswitch-links.xml"));
   ASSERT_NE(topology, nullptr);
   ASSERT_EQ(topology->link_matrices().size(), 1u);
   const LinkMatrix& matrix = topology->link_matrices()[0];
@@ -654,7 +651,7 @@ TEST(Topology, NvSwitchFixtureMapsEndpointsToPciDevicesAndPackages) {
 }
 
 TEST(Topology, LinkBandwidthAddsDirectLinksAndTheSwitchFabric) {
-  std::unique_ptr<Topology> topology = Load(TopologyFile("nvswitch-links.xml"));
+  std::unique_ptr<Topology> topology = LoadTopology(TopologyFile("nvswitch-links.xml"));
   ASSERT_NE(topology, nullptr);
   const PciAddress gpu0 = Address("0000:31:00.0");
   const PciAddress gpu1 = Address("0000:32:00.0");
@@ -684,7 +681,7 @@ TEST(Topology, LinkBandwidthAddsDirectLinksAndTheSwitchFabric) {
 TEST(Topology, NodesOutsideTheProcessCpusetAreKeptWithTheirDevices) {
   // Exported by a process confined to CPUs 0-3 and node 0; hwloc drops the rest by default, and
   // the GPU of node 1 then looked local to node 0.
-  std::unique_ptr<Topology> topology = Load(TopologyFile("disallowed-node.xml"));
+  std::unique_ptr<Topology> topology = LoadTopology(TopologyFile("disallowed-node.xml"));
   ASSERT_NE(topology, nullptr);
   ASSERT_EQ(topology->numa_nodes().size(), 2u);
   EXPECT_THAT(topology->numa_nodes()[1].cpus, ElementsAre(4, 5, 6, 7));
@@ -820,7 +817,7 @@ TEST(Topology, FromHostDoesNotMixLibnumaIntoAnXmlFile) {
 
 TEST(Topology, FromXmlFileIgnoresHwlocXmlFile) {
   ScopedEnv xml("HWLOC_XMLFILE", TopologyFile("sparse-numa.xml"));
-  std::unique_ptr<Topology> topology = Load(EightGpuFile());
+  std::unique_ptr<Topology> topology = LoadTopology(EightGpuFile());
   ASSERT_NE(topology, nullptr);
   EXPECT_EQ(topology->PciDevicesWithClass({0x0302}).size(), 8u);
   EXPECT_EQ(topology->numa_nodes().size(), 2u);
@@ -849,7 +846,7 @@ TEST(Topology, LoadReadsTheFileOrTheHost) {
 // said otherwise: a process that loaded a topology has the variable set (by the SDK, or by the
 // user before it, whose value the SDK left alone).
 TEST(Topology, LoadingATopologyConfiguresHwlocsPlugins) {
-  ASSERT_NE(Load(EightGpuFile()), nullptr);
+  ASSERT_NE(LoadTopology(EightGpuFile()), nullptr);
   const char* blacklist = std::getenv("HWLOC_PLUGINS_BLACKLIST");
   ASSERT_NE(blacklist, nullptr);
   EXPECT_THAT(std::string(blacklist), HasSubstr("hwloc_opencl"));

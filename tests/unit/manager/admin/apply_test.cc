@@ -28,9 +28,6 @@ using ::testing::IsEmpty;
 using ::testing::StartsWith;
 using Json = nlohmann::json;
 
-constexpr char kNode[] = "node-a";
-constexpr const char* kDriver = kFakeDriverName;
-
 constexpr char kDeviceClass[] = R"(apiVersion: resource.k8s.io/v1
 kind: DeviceClass
 metadata:
@@ -122,12 +119,13 @@ class ApplyTest : public ::testing::Test {
         pods_.get(), devices_.get(),
         AdminDraSources{.resources = &store_, .claims = controller_.get(), .dra = dra_.get()});
     // The driver's slice: two GPUs on this node.
-    Json slice = {{"metadata", {{"name", "node-a-gpus"}}},
-                  {"spec",
-                   {{"driver", kDriver},
-                    {"nodeName", kNode},
-                    {"pool", {{"name", kNode}, {"generation", 1}, {"resourceSliceCount", 1}}},
-                    {"devices", {{{"name", "gpu-0"}}, {{"name", "gpu-1"}}}}}}};
+    Json slice = {
+        {"metadata", {{"name", "node-a-gpus"}}},
+        {"spec",
+         {{"driver", kFakeDriverName},
+          {"nodeName", kFakeDriverNode},
+          {"pool", {{"name", kFakeDriverNode}, {"generation", 1}, {"resourceSliceCount", 1}}},
+          {"devices", {{{"name", "gpu-0"}}, {{"name", "gpu-1"}}}}}}};
     ASSERT_TRUE(store_.Create(Kind::kResourceSlice, slice).ok());
   }
   void TearDown() override {
@@ -163,7 +161,7 @@ class ApplyTest : public ::testing::Test {
   }
 
   TempDir dir_;
-  resourceapi::ObjectStore store_{{.node_name = kNode}};
+  resourceapi::ObjectStore store_{{.node_name = kFakeDriverNode}};
   resourceclaim::StoreClaimGetter getter_{&store_};
   FakeDrivers drivers_{&store_};
   std::unique_ptr<dra::DraManager> dra_;

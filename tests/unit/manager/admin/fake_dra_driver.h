@@ -15,6 +15,8 @@
 namespace kdp::manager {
 
 inline constexpr char kFakeDriverName[] = "gpu.example.com";
+// The node whose slices and pods the admin tests use.
+inline constexpr char kFakeDriverNode[] = "node-a";
 
 class FakeDriver final : public dra::DraPlugin {
  public:

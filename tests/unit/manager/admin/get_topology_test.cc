@@ -26,9 +26,6 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using Json = nlohmann::json;
 
-constexpr char kNode[] = "node-a";
-constexpr const char* kDriver = kFakeDriverName;
-
 constexpr char kManifest[] = R"(apiVersion: resource.k8s.io/v1
 kind: DeviceClass
 metadata:
@@ -87,9 +84,9 @@ class GetTopologyTest : public ::testing::Test {
     Json slice = {
         {"metadata", {{"name", "node-a-gpus"}}},
         {"spec",
-         {{"driver", kDriver},
-          {"nodeName", kNode},
-          {"pool", {{"name", kNode}, {"generation", 1}, {"resourceSliceCount", 1}}},
+         {{"driver", kFakeDriverName},
+          {"nodeName", kFakeDriverNode},
+          {"pool", {{"name", kFakeDriverNode}, {"generation", 1}, {"resourceSliceCount", 1}}},
           {"devices",
            {{{"name", "gpu-0"}, {"attributes", {{"numaNode", {{"int", 0}}}}}},
             {{"name", "gpu-1"}, {"attributes", {{"gpu.example.com/numaNode", {{"int", 1}}}}}},
@@ -110,7 +107,7 @@ class GetTopologyTest : public ::testing::Test {
   }
 
   TempDir dir_;
-  resourceapi::ObjectStore store_{{.node_name = kNode}};
+  resourceapi::ObjectStore store_{{.node_name = kFakeDriverNode}};
   resourceclaim::StoreClaimGetter getter_{&store_};
   FakeDrivers drivers_{&store_};
   std::unique_ptr<dra::DraManager> dra_;
@@ -125,7 +122,7 @@ std::vector<std::string> Devices(const kdp::admin::v1::NodeTopology& topology) {
   std::vector<std::string> out;
   EXPECT_EQ(topology.resources_size(), 1);
   if (topology.resources_size() != 1) return out;
-  EXPECT_EQ(topology.resources(0).name(), kDriver);
+  EXPECT_EQ(topology.resources(0).name(), kFakeDriverName);
   EXPECT_EQ(topology.resources(0).kind(), "dra");
   EXPECT_EQ(topology.resources(0).devices_omitted(), 0);
   for (const auto& device : topology.resources(0).devices()) {
@@ -137,7 +134,7 @@ std::vector<std::string> Devices(const kdp::admin::v1::NodeTopology& topology) {
 
 TEST_F(GetTopologyTest, ListsSliceDevicesWithNumaAttributeInNaturalOrder) {
   const kdp::admin::v1::NodeTopology topology = Topology();
-  EXPECT_EQ(topology.node_name(), kNode);
+  EXPECT_EQ(topology.node_name(), kFakeDriverNode);
   EXPECT_THAT(Devices(topology),
               ElementsAre("node-a/gpu-0 numa=0 Unknown []", "node-a/gpu-1 numa=1 Unknown []",
                           "node-a/gpu-2 numa= Unknown []", "node-a/gpu-10 numa= Unknown []"));
@@ -169,7 +166,7 @@ TEST_F(GetTopologyTest, APreparedDeviceWhoseSliceIsGoneIsStillShownHeld) {
   request.set_manifest(kManifest);
   kdp::admin::v1::ApplyResponse response;
   ASSERT_TRUE(server_->Apply(nullptr, &request, &response).ok());
-  store_.DeleteSlices(kNode);
+  store_.DeleteSlices(kFakeDriverNode);
   EXPECT_THAT(Devices(Topology()),
               ElementsAre("node-a/gpu-1 numa= Unknown [default/trainer/main]"));
 }

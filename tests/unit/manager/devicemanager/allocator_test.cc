@@ -12,22 +12,17 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "manager/src/devicemanager/device_registry.h"
+#include "tests/unit/manager/devicemanager/resource_devices_test_util.h"
 
 namespace kdp::manager {
 namespace {
 
+using devicemanager_testutil::Dev;
+using devicemanager_testutil::kResource;
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::IsEmpty;
 using ::testing::UnorderedElementsAreArray;
-
-constexpr char kResource[] = "domain1.com/resource1";
-
-struct Dev {
-  std::string id;
-  bool healthy = true;
-  std::vector<int64_t> numa = {};
-};
 
 ResourceDevices MakeDevices(const std::vector<Dev>& devs) {
   ResourceDevices out;

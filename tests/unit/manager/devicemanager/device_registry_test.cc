@@ -17,15 +17,15 @@ using ::testing::IsEmpty;
 
 constexpr char kRes[] = "domain1.com/resource1";
 
-struct Dev {
+struct ReportedDevice {
   std::string id;
   std::string health;
   std::vector<int64_t> numa = {};
 };
 
-v1beta1::ListAndWatchResponse Snapshot(const std::vector<Dev>& devs) {
+v1beta1::ListAndWatchResponse Snapshot(const std::vector<ReportedDevice>& devs) {
   v1beta1::ListAndWatchResponse snapshot;
-  for (const Dev& d : devs) {
+  for (const ReportedDevice& d : devs) {
     v1beta1::Device* device = snapshot.add_devices();
     device->set_id(d.id);
     device->set_health(d.health);

@@ -19,23 +19,18 @@
 #include "manager/src/devicemanager/device_registry.h"
 #include "manager/src/devicemanager/errors.h"
 #include "manager/src/devicemanager/pod_devices.h"
+#include "tests/unit/manager/devicemanager/resource_devices_test_util.h"
 
 namespace kdp::manager {
 namespace {
 
+using devicemanager_testutil::Dev;
+using devicemanager_testutil::kResource;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using Tier = FreeDevices::Tier;
 
-constexpr char kResource[] = "domain1.com/resource1";
-
-struct Dev {
-  std::string id;
-  bool healthy = true;
-  std::vector<int64_t> numa = {};
-};
-
-std::shared_ptr<const ResourceDevices> Snapshot(const std::vector<Dev>& devs) {
+std::shared_ptr<const ResourceDevices> ResourceSnapshot(const std::vector<Dev>& devs) {
   auto out = std::make_shared<ResourceDevices>();
   out->name = kResource;
   out->connected = true;
@@ -65,7 +60,7 @@ std::vector<std::string> AllFree(const FreeDevices& free) {
 }
 
 TEST(FreeDevices, ListsHealthyDevicesInNaturalOrder) {
-  FreeDevices free(Snapshot({{"gpu10"}, {"gpu2"}, {"gpu1", false}, {"gpu01"}, {"gpu3"}}));
+  FreeDevices free(ResourceSnapshot({{"gpu10"}, {"gpu2"}, {"gpu1", false}, {"gpu01"}, {"gpu3"}}));
   EXPECT_THAT(AllFree(free), ElementsAre("gpu01", "gpu2", "gpu3", "gpu10"));
   EXPECT_EQ(free.healthy(), 4);
   EXPECT_EQ(free.size(), 4);
@@ -79,7 +74,7 @@ TEST(FreeDevices, ListsHealthyDevicesInNaturalOrder) {
 }
 
 TEST(FreeDevices, HoldAndReleaseChangeWhatIsFree) {
-  FreeDevices free(Snapshot({{"d1"}, {"d2"}, {"d3"}, {"bad", false}}));
+  FreeDevices free(ResourceSnapshot({{"d1"}, {"d2"}, {"d3"}, {"bad", false}}));
   free.Hold("d1");
   free.Hold("d1");   // repeated: no change
   free.Hold("bad");  // not healthy: ignored
@@ -94,7 +89,7 @@ TEST(FreeDevices, HoldAndReleaseChangeWhatIsFree) {
 }
 
 TEST(FreeDevices, StopsWhenTheCallbackSaysSo) {
-  FreeDevices free(Snapshot({{"d1"}, {"d2"}, {"d3"}}));
+  FreeDevices free(ResourceSnapshot({{"d1"}, {"d2"}, {"d3"}}));
   std::vector<std::string> seen;
   free.ForEachFree([&](const std::string& id) {
     seen.push_back(id);
@@ -104,13 +99,13 @@ TEST(FreeDevices, StopsWhenTheCallbackSaysSo) {
 }
 
 TEST(FreeDevices, SplitsByNumaAffinity) {
-  FreeDevices free(Snapshot({{"a0", true, {0}},
-                             {"a1", true, {1}},
-                             {"both", true, {0, 1}},
-                             {"b0", true, {0}},
-                             {"c2", true, {2}},
-                             {"none"},
-                             {"sick", false, {1}}}));
+  FreeDevices free(ResourceSnapshot({{"a0", true, {0}},
+                                     {"a1", true, {1}},
+                                     {"both", true, {0, 1}},
+                                     {"b0", true, {0}},
+                                     {"c2", true, {2}},
+                                     {"none"},
+                                     {"sick", false, {1}}}));
   const std::set<int64_t> affinity = {1};
   EXPECT_THAT(Tiered(free, Tier::kAligned, affinity), ElementsAre("a1", "both"));
   // "both" has a node in the affinity: aligned, never unaligned.
@@ -143,7 +138,7 @@ std::vector<std::string> FreeOf(const PodDevices& pod_devices, const std::string
 
 TEST(FreeDevicesInPodDevices, ReservationsCommitsRollbacksAndDeletionsUpdateTheIndex) {
   PodDevices pod_devices;
-  pod_devices.SetDevices(kResource, Snapshot({{"d1"}, {"d2"}, {"d3"}, {"d4"}}));
+  pod_devices.SetDevices(kResource, ResourceSnapshot({{"d1"}, {"d2"}, {"d3"}, {"d4"}}));
   pod_devices.Reserve("p1", "c", kResource, OnNode(-1, {"d1"}));
   pod_devices.Reserve("p2", "c", kResource, OnNode(-1, {"d2", "d3"}));
   EXPECT_THAT(FreeOf(pod_devices, kResource), ElementsAre("d4"));
@@ -170,12 +165,12 @@ TEST(FreeDevicesInPodDevices, ANewSnapshotKeepsHeldDevicesHeldAndDropsUnhealthyO
                        .devices = OnNode(-1, {"d2"}),
                        .response = {}});
   // Devices held before the resource's first snapshot are held in it.
-  pod_devices.SetDevices(kResource, Snapshot({{"d1"}, {"d2"}, {"d3"}}));
+  pod_devices.SetDevices(kResource, ResourceSnapshot({{"d1"}, {"d2"}, {"d3"}}));
   EXPECT_THAT(FreeOf(pod_devices, kResource), ElementsAre("d1", "d3"));
-  pod_devices.SetDevices(kResource, Snapshot({{"d1", false}, {"d2"}, {"d3"}, {"d4"}}));
+  pod_devices.SetDevices(kResource, ResourceSnapshot({{"d1", false}, {"d2"}, {"d3"}, {"d4"}}));
   EXPECT_THAT(FreeOf(pod_devices, kResource), ElementsAre("d3", "d4"));
   // A held device that turned unhealthy is not free when released.
-  pod_devices.SetDevices(kResource, Snapshot({{"d1"}, {"d2", false}, {"d3"}}));
+  pod_devices.SetDevices(kResource, ResourceSnapshot({{"d1"}, {"d2", false}, {"d3"}}));
   pod_devices.DeletePod("p1");
   EXPECT_THAT(FreeOf(pod_devices, kResource), ElementsAre("d1", "d3"));
   // Forgotten: the allocator sees an unregistered resource.
@@ -305,7 +300,7 @@ TEST(FreeDevicesInPodDevices, PicksWhatTheFormerImplementationPicks) {
       devs.push_back(dev);
     }
     PodDevices pod_devices;
-    auto snapshot = Snapshot(devs);
+    auto snapshot = ResourceSnapshot(devs);
     pod_devices.SetDevices(kResource, snapshot);
     // Hold some devices, release some again, and re-snapshot sometimes (health changes).
     std::vector<std::string> ids;
@@ -322,7 +317,7 @@ TEST(FreeDevicesInPodDevices, PicksWhatTheFormerImplementationPicks) {
     if (coin(30)) pod_devices.Rollback("pod5", "c", kResource);
     if (coin(40)) {
       for (Dev& dev : devs) dev.healthy = coin(85);
-      snapshot = Snapshot(devs);
+      snapshot = ResourceSnapshot(devs);
       pod_devices.SetDevices(kResource, snapshot);
     }
     AllocationRequest request{.pod_uid = "pod-uid",

@@ -22,17 +22,18 @@
 #include "tests/testing/stub_plugin.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/wait.h"
+#include "tests/unit/manager/devicemanager/pod_test_util.h"
 
 namespace kdp::manager {
 namespace {
 
+using devicemanager_testutil::kGpu;
 using ::kdp::testing::MakeDevice;
 using ::kdp::testing::StubPlugin;
 using ::kdp::testing::TempDir;
 using ::kdp::testing::WaitUntil;
 using ::testing::IsEmpty;
 
-constexpr char kGpu[] = "example.com/gpu";
 constexpr char kHung[] = "example.com/hung";
 constexpr absl::Duration kPrompt = absl::Seconds(5);
 constexpr absl::Duration kCallTimeout = absl::Seconds(60);

@@ -53,17 +53,19 @@
 #include "tests/testing/stub_plugin.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/wait.h"
+#include "tests/unit/manager/devicemanager/pod_test_util.h"
 
 namespace kdp::manager {
 namespace {
 
+using devicemanager_testutil::kGpu;
+using devicemanager_testutil::kNic;
+using devicemanager_testutil::MakeContainer;
 using ::kdp::testing::MakeDevice;
 using ::kdp::testing::StubPlugin;
 using ::kdp::testing::TempDir;
 using ::kdp::testing::WaitUntil;
 
-constexpr char kGpu[] = "example.com/gpu";
-constexpr char kNic[] = "example.com/nic";
 constexpr int kGpus = 16;
 constexpr int kNics = 4;
 
@@ -222,15 +224,6 @@ std::vector<const Container*> AllContainers(const Pod& pod) {
   for (const Container& c : pod.init_containers) out.push_back(&c);
   for (const Container& c : pod.containers) out.push_back(&c);
   return out;
-}
-
-Container MakeContainer(std::string name, ContainerKind kind,
-                        std::map<std::string, int64_t> resources) {
-  Container container;
-  container.name = std::move(name);
-  container.kind = kind;
-  container.extended_resources = std::move(resources);
-  return container;
 }
 
 // A pod of 0–1 init containers, 0–1 sidecars and 1–2 app containers, each asking 0–2 GPUs and

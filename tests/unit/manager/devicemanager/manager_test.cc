@@ -41,10 +41,15 @@
 #include "tests/testing/stub_plugin.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/wait.h"
+#include "tests/unit/manager/devicemanager/pod_test_util.h"
 
 namespace kdp::manager {
 namespace {
 
+using devicemanager_testutil::App;
+using devicemanager_testutil::Init;
+using devicemanager_testutil::MakePod;
+using devicemanager_testutil::Sidecar;
 using ::google::protobuf::util::MessageDifferencer;
 using ::kdp::testing::MakeDevice;
 using ::kdp::testing::StubPlugin;
@@ -124,32 +129,6 @@ class FakePods final : public ActivePodsSource {
   std::set<std::string> active_ ABSL_GUARDED_BY(mu_);
   std::function<void()> on_active_pod_uids_ ABSL_GUARDED_BY(mu_);
 };
-
-Container MakeContainer(std::string name, ContainerKind kind,
-                        std::map<std::string, int64_t> resources) {
-  Container container;
-  container.name = std::move(name);
-  container.kind = kind;
-  container.extended_resources = std::move(resources);
-  return container;
-}
-Container App(std::string name, std::map<std::string, int64_t> resources) {
-  return MakeContainer(std::move(name), ContainerKind::kApp, std::move(resources));
-}
-Container Init(std::string name, std::map<std::string, int64_t> resources) {
-  return MakeContainer(std::move(name), ContainerKind::kInit, std::move(resources));
-}
-Container Sidecar(std::string name, std::map<std::string, int64_t> resources) {
-  return MakeContainer(std::move(name), ContainerKind::kSidecar, std::move(resources));
-}
-Pod MakePod(std::string uid, std::vector<Container> init, std::vector<Container> app) {
-  Pod pod;
-  pod.name = uid;
-  pod.uid = std::move(uid);
-  pod.init_containers = std::move(init);
-  pod.containers = std::move(app);
-  return pod;
-}
 
 v1beta1::DevicePluginOptions PluginOptions(bool pre_start, bool preferred) {
   v1beta1::DevicePluginOptions options;
@@ -573,7 +552,7 @@ TEST(DeviceManager, TestGetAllocatableDevicesHealthTransition) {
 }
 
 // The state files of one kubelet root, as kdp-manager lays them out.
-StateStoreOptions StoreOptions(const std::string& root) {
+StateStoreOptions ManualCompactionStoreOptions(const std::string& root) {
   return {.checkpoint_path = root + "/device-plugins/" + checkpoint::kFileName,
           .pods_path = root + "/kdp/pods.json",
           .journal_path = root + "/kdp/journal",
@@ -646,7 +625,7 @@ TEST(DeviceManager, TestCheckpoint) {
   {
     RestoredState restored;
     absl::StatusOr<std::unique_ptr<StateStore>> store =
-        StateStore::Open(StoreOptions(root.path()), &restored);
+        StateStore::Open(ManualCompactionStoreOptions(root.path()), &restored);
     ASSERT_TRUE(store.ok()) << store.status();
     EXPECT_THAT(restored.devices.entries, IsEmpty());
     TestNode node(root.path(), store->get());
@@ -693,7 +672,7 @@ TEST(DeviceManager, TestCheckpoint) {
   // A new manager reads it all back.
   RestoredState restored;
   absl::StatusOr<std::unique_ptr<StateStore>> store =
-      StateStore::Open(StoreOptions(root.path()), &restored);
+      StateStore::Open(ManualCompactionStoreOptions(root.path()), &restored);
   ASSERT_TRUE(store.ok()) << store.status();
   EXPECT_EQ(restored.devices, data_before);
   TestNode node(root.path(), store->get());
@@ -1106,7 +1085,7 @@ TEST(DeviceManager, TestResetExtendedResource) {
   ASSERT_TRUE(MakeDirectories(root.Path("kdp")).ok());
   auto open = [&](RestoredState* restored) {
     absl::StatusOr<std::unique_ptr<StateStore>> store =
-        StateStore::Open(StoreOptions(root.path()), restored);
+        StateStore::Open(ManualCompactionStoreOptions(root.path()), restored);
     EXPECT_TRUE(store.ok()) << store.status();
     return store.ok() ? *std::move(store) : nullptr;
   };

@@ -40,6 +40,7 @@
 #include "tests/testing/stub_plugin.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/wait.h"
+#include "tests/unit/manager/devicemanager/pod_test_util.h"
 
 namespace kdp::manager {
 
@@ -54,6 +55,12 @@ void PrintTo(const TopologyHint& hint, std::ostream* os) {
 
 namespace {
 
+using devicemanager_testutil::App;
+using devicemanager_testutil::Init;
+using devicemanager_testutil::kGpu;
+using devicemanager_testutil::kNic;
+using devicemanager_testutil::MakePod;
+using devicemanager_testutil::Sidecar;
 using ::kdp::testing::MakeDevice;
 using ::kdp::testing::StubPlugin;
 using ::kdp::testing::TempDir;
@@ -98,38 +105,6 @@ std::vector<v1beta1::Device> Concat(std::vector<v1beta1::Device> a,
 // upstream makeSocketMask + TopologyHint.
 TopologyHint Hint(std::initializer_list<int> nodes, bool preferred) {
   return TopologyHint{.numa_affinity = NumaMask::Of(nodes), .preferred = preferred};
-}
-
-Container MakeContainer(std::string name, ContainerKind kind,
-                        std::map<std::string, int64_t> resources,
-                        std::map<std::string, std::string> other_limits = {}) {
-  Container container;
-  container.name = std::move(name);
-  container.kind = kind;
-  container.extended_resources = std::move(resources);
-  container.other_limits = std::move(other_limits);
-  return container;
-}
-Container App(std::string name, std::map<std::string, int64_t> resources,
-              std::map<std::string, std::string> other_limits = {}) {
-  return MakeContainer(std::move(name), ContainerKind::kApp, std::move(resources),
-                       std::move(other_limits));
-}
-Container Init(std::string name, std::map<std::string, int64_t> resources,
-               std::map<std::string, std::string> other_limits = {}) {
-  return MakeContainer(std::move(name), ContainerKind::kInit, std::move(resources),
-                       std::move(other_limits));
-}
-Container Sidecar(std::string name, std::map<std::string, int64_t> resources) {
-  return MakeContainer(std::move(name), ContainerKind::kSidecar, std::move(resources));
-}
-Pod MakePod(std::string uid, std::vector<Container> init, std::vector<Container> app) {
-  Pod pod;
-  pod.name = uid;
-  pod.uid = std::move(uid);
-  pod.init_containers = std::move(init);
-  pod.containers = std::move(app);
-  return pod;
 }
 
 // A GetPreferredAllocation answer naming `ids` (upstream's getPreferredAllocationFunc); with no
@@ -763,9 +738,6 @@ struct PodRequestCase {
   // Resource → PodDeviceRequest(); every other resource asked below must give 0.
   std::map<std::string, int64_t> expected;
 };
-
-constexpr char kGpu[] = "example.com/gpu";
-constexpr char kNic[] = "example.com/nic";
 
 // cpu and memory limits next to the devices, as upstream writes them: not extended resources.
 std::map<std::string, std::string> CpuMem(const std::string& cpu) {

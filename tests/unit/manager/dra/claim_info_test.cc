@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/unit/manager/dra/claim_test_objects.h"
 
 namespace kdp::manager::dra {
 
@@ -36,12 +37,6 @@ class ClaimInfoCacheTestPeer {
 namespace {
 
 using ::testing::HasSubstr;
-
-constexpr char kNamespace[] = "test-namespace";
-constexpr char kClaimName[] = "test-claim";
-constexpr char kClaimUid[] = "test-claim-uid";
-constexpr char kDriver[] = "test-driver";
-constexpr char kPodUid[] = "test-pod-uid";
 
 resourceapi::ResourceClaim AllocatedClaim(std::vector<std::string> drivers) {
   resourceapi::ResourceClaim claim;

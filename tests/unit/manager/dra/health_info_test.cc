@@ -22,7 +22,7 @@ using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
 
-constexpr char kDriver[] = "gpu.example.com";
+constexpr char kGpuDriver[] = "gpu.example.com";
 constexpr char kPool[] = "node-a";
 
 DeviceHealth Device(const std::string& name, DeviceHealthStatus health,
@@ -61,7 +61,7 @@ class HealthInfoCacheTest : public ::testing::Test {
 
 TEST_F(HealthInfoCacheTest, NeverReportedDeviceIsUnknown) {
   HealthInfoCache cache(Options());
-  DeviceHealth health = cache.GetHealthInfo(kDriver, kPool, "gpu-0");
+  DeviceHealth health = cache.GetHealthInfo(kGpuDriver, kPool, "gpu-0");
   EXPECT_EQ(health.health, DeviceHealthStatus::kUnknown);
   EXPECT_EQ(health.pool_name, kPool);
   EXPECT_EQ(health.device_name, "gpu-0");
@@ -73,10 +73,10 @@ TEST_F(HealthInfoCacheTest, ReportIsStoredWithTheCachesClockAndChangesAreReturne
   DeviceHealth reported = Device("gpu-0", DeviceHealthStatus::kHealthy, "ok");
   reported.last_updated = absl::FromUnixSeconds(5);  // the driver's time is not kept
   auto changed = cache.UpdateHealthInfo(
-      kDriver, {reported, Device("gpu-1", DeviceHealthStatus::kUnhealthy, "ECC")});
+      kGpuDriver, {reported, Device("gpu-1", DeviceHealthStatus::kUnhealthy, "ECC")});
   EXPECT_THAT(Names(changed), ElementsAre("gpu-0", "gpu-1"));
   EXPECT_EQ(changed[0].last_updated, now_);
-  DeviceHealth got = cache.GetHealthInfo(kDriver, kPool, "gpu-1");
+  DeviceHealth got = cache.GetHealthInfo(kGpuDriver, kPool, "gpu-1");
   EXPECT_EQ(got.health, DeviceHealthStatus::kUnhealthy);
   EXPECT_EQ(got.message, "ECC");
   EXPECT_EQ(got.last_updated, now_);
@@ -86,64 +86,66 @@ TEST_F(HealthInfoCacheTest, ReportIsStoredWithTheCachesClockAndChangesAreReturne
   // The same report again: nothing changed, but the time is refreshed.
   Advance(absl::Seconds(20));
   EXPECT_THAT(
-      cache.UpdateHealthInfo(kDriver, {Device("gpu-0", DeviceHealthStatus::kHealthy, "ok"),
-                                       Device("gpu-1", DeviceHealthStatus::kUnhealthy, "ECC")}),
+      cache.UpdateHealthInfo(kGpuDriver, {Device("gpu-0", DeviceHealthStatus::kHealthy, "ok"),
+                                          Device("gpu-1", DeviceHealthStatus::kUnhealthy, "ECC")}),
       IsEmpty());
-  EXPECT_EQ(cache.GetHealthInfo(kDriver, kPool, "gpu-0").last_updated, now_);
+  EXPECT_EQ(cache.GetHealthInfo(kGpuDriver, kPool, "gpu-0").last_updated, now_);
 }
 
 TEST_F(HealthInfoCacheTest, HealthMessageAndTimeoutChangesCount) {
   HealthInfoCache cache(Options());
-  cache.UpdateHealthInfo(kDriver, {Device("gpu-0", DeviceHealthStatus::kHealthy)});
+  cache.UpdateHealthInfo(kGpuDriver, {Device("gpu-0", DeviceHealthStatus::kHealthy)});
   EXPECT_THAT(
-      Names(cache.UpdateHealthInfo(kDriver, {Device("gpu-0", DeviceHealthStatus::kUnhealthy)})),
+      Names(cache.UpdateHealthInfo(kGpuDriver, {Device("gpu-0", DeviceHealthStatus::kUnhealthy)})),
       ElementsAre("gpu-0"));
   EXPECT_THAT(Names(cache.UpdateHealthInfo(
-                  kDriver, {Device("gpu-0", DeviceHealthStatus::kUnhealthy, "fan")})),
+                  kGpuDriver, {Device("gpu-0", DeviceHealthStatus::kUnhealthy, "fan")})),
               ElementsAre("gpu-0"));
-  EXPECT_THAT(Names(cache.UpdateHealthInfo(kDriver, {Device("gpu-0", DeviceHealthStatus::kUnhealthy,
-                                                            "fan", absl::Seconds(90))})),
-              ElementsAre("gpu-0"));
+  EXPECT_THAT(
+      Names(cache.UpdateHealthInfo(
+          kGpuDriver, {Device("gpu-0", DeviceHealthStatus::kUnhealthy, "fan", absl::Seconds(90))})),
+      ElementsAre("gpu-0"));
 }
 
 TEST_F(HealthInfoCacheTest, StaleEntryReadsUnknownWithoutMessage) {
   HealthInfoCache cache(Options());
-  cache.UpdateHealthInfo(kDriver,
+  cache.UpdateHealthInfo(kGpuDriver,
                          {Device("gpu-0", DeviceHealthStatus::kUnhealthy, "ECC"),
                           Device("gpu-1", DeviceHealthStatus::kHealthy, "", absl::Seconds(60))});
   Advance(absl::Seconds(30));  // exactly the timeout: still counts
-  EXPECT_EQ(cache.GetHealthInfo(kDriver, kPool, "gpu-0").health, DeviceHealthStatus::kUnhealthy);
+  EXPECT_EQ(cache.GetHealthInfo(kGpuDriver, kPool, "gpu-0").health, DeviceHealthStatus::kUnhealthy);
   Advance(absl::Seconds(1));
-  DeviceHealth stale = cache.GetHealthInfo(kDriver, kPool, "gpu-0");
+  DeviceHealth stale = cache.GetHealthInfo(kGpuDriver, kPool, "gpu-0");
   EXPECT_EQ(stale.health, DeviceHealthStatus::kUnknown);
   EXPECT_EQ(stale.message, "");
   // The device's own timeout (health_check_timeout_seconds) applies.
-  EXPECT_EQ(cache.GetHealthInfo(kDriver, kPool, "gpu-1").health, DeviceHealthStatus::kHealthy);
+  EXPECT_EQ(cache.GetHealthInfo(kGpuDriver, kPool, "gpu-1").health, DeviceHealthStatus::kHealthy);
   Advance(absl::Seconds(30));
-  EXPECT_EQ(cache.GetHealthInfo(kDriver, kPool, "gpu-1").health, DeviceHealthStatus::kUnknown);
+  EXPECT_EQ(cache.GetHealthInfo(kGpuDriver, kPool, "gpu-1").health, DeviceHealthStatus::kUnknown);
 }
 
 TEST_F(HealthInfoCacheTest, ZeroTimeoutMeansTheDefault) {
   HealthInfoCache cache(Options());
-  cache.UpdateHealthInfo(kDriver,
+  cache.UpdateHealthInfo(kGpuDriver,
                          {Device("gpu-0", DeviceHealthStatus::kHealthy, "", absl::ZeroDuration())});
   Advance(absl::Seconds(30));
-  EXPECT_EQ(cache.GetHealthInfo(kDriver, kPool, "gpu-0").health, DeviceHealthStatus::kHealthy);
+  EXPECT_EQ(cache.GetHealthInfo(kGpuDriver, kPool, "gpu-0").health, DeviceHealthStatus::kHealthy);
   Advance(absl::Seconds(1));
-  EXPECT_EQ(cache.GetHealthInfo(kDriver, kPool, "gpu-0").health, DeviceHealthStatus::kUnknown);
+  EXPECT_EQ(cache.GetHealthInfo(kGpuDriver, kPool, "gpu-0").health, DeviceHealthStatus::kUnknown);
 }
 
 TEST_F(HealthInfoCacheTest, UnreportedDeviceTurnsUnknownOnlyOnceItsTimeoutPassed) {
   HealthInfoCache cache(Options());
-  cache.UpdateHealthInfo(kDriver, {Device("gpu-0", DeviceHealthStatus::kHealthy),
-                                   Device("gpu-1", DeviceHealthStatus::kUnhealthy, "ECC")});
+  cache.UpdateHealthInfo(kGpuDriver, {Device("gpu-0", DeviceHealthStatus::kHealthy),
+                                      Device("gpu-1", DeviceHealthStatus::kUnhealthy, "ECC")});
   Advance(absl::Seconds(20));
   // gpu-1 is missing from the report but not timed out yet: kept as it was.
-  EXPECT_THAT(cache.UpdateHealthInfo(kDriver, {Device("gpu-0", DeviceHealthStatus::kHealthy)}),
+  EXPECT_THAT(cache.UpdateHealthInfo(kGpuDriver, {Device("gpu-0", DeviceHealthStatus::kHealthy)}),
               IsEmpty());
-  EXPECT_EQ(cache.GetHealthInfo(kDriver, kPool, "gpu-1").health, DeviceHealthStatus::kUnhealthy);
+  EXPECT_EQ(cache.GetHealthInfo(kGpuDriver, kPool, "gpu-1").health, DeviceHealthStatus::kUnhealthy);
   Advance(absl::Seconds(11));  // 31 s since gpu-1 was last reported
-  auto changed = cache.UpdateHealthInfo(kDriver, {Device("gpu-0", DeviceHealthStatus::kHealthy)});
+  auto changed =
+      cache.UpdateHealthInfo(kGpuDriver, {Device("gpu-0", DeviceHealthStatus::kHealthy)});
   ASSERT_THAT(changed, SizeIs(1));
   EXPECT_EQ(changed[0].device_name, "gpu-1");
   EXPECT_EQ(changed[0].health, DeviceHealthStatus::kUnknown);
@@ -151,28 +153,28 @@ TEST_F(HealthInfoCacheTest, UnreportedDeviceTurnsUnknownOnlyOnceItsTimeoutPassed
   EXPECT_EQ(changed[0].last_updated, now_);
   // Already Unknown: not reported as changed again.
   Advance(absl::Seconds(40));
-  EXPECT_THAT(cache.UpdateHealthInfo(kDriver, {Device("gpu-0", DeviceHealthStatus::kHealthy)}),
+  EXPECT_THAT(cache.UpdateHealthInfo(kGpuDriver, {Device("gpu-0", DeviceHealthStatus::kHealthy)}),
               IsEmpty());
-  EXPECT_THAT(cache.Snapshot().at(kDriver), SizeIs(2));  // the entry stays, as in the kubelet
+  EXPECT_THAT(cache.Snapshot().at(kGpuDriver), SizeIs(2));  // the entry stays, as in the kubelet
 }
 
 TEST_F(HealthInfoCacheTest, ClearDriverForgetsOnlyThatDriver) {
   HealthInfoCache cache(Options());
-  cache.UpdateHealthInfo(kDriver, {Device("gpu-0", DeviceHealthStatus::kHealthy)});
+  cache.UpdateHealthInfo(kGpuDriver, {Device("gpu-0", DeviceHealthStatus::kHealthy)});
   cache.UpdateHealthInfo("nic.example.com", {Device("nic-0", DeviceHealthStatus::kHealthy)});
-  cache.ClearDriver(kDriver);
-  EXPECT_EQ(cache.GetHealthInfo(kDriver, kPool, "gpu-0").health, DeviceHealthStatus::kUnknown);
+  cache.ClearDriver(kGpuDriver);
+  EXPECT_EQ(cache.GetHealthInfo(kGpuDriver, kPool, "gpu-0").health, DeviceHealthStatus::kUnknown);
   EXPECT_EQ(cache.GetHealthInfo("nic.example.com", kPool, "nic-0").health,
             DeviceHealthStatus::kHealthy);
   HealthInfoCache reloaded(Options());
-  EXPECT_FALSE(reloaded.Snapshot().contains(kDriver));
+  EXPECT_FALSE(reloaded.Snapshot().contains(kGpuDriver));
   EXPECT_TRUE(reloaded.Snapshot().contains("nic.example.com"));
 }
 
 TEST_F(HealthInfoCacheTest, FileHasTheKubeletsLayout) {
   now_ = absl::FromUnixNanos(int64_t{1750000000} * 1000000000 + 123456700);
   HealthInfoCache cache(Options());
-  cache.UpdateHealthInfo(kDriver,
+  cache.UpdateHealthInfo(kGpuDriver,
                          {Device("gpu-1", DeviceHealthStatus::kUnhealthy, "ECC <3>"),
                           Device("gpu-0", DeviceHealthStatus::kHealthy, "", absl::Seconds(60))});
   absl::StatusOr<std::string> file = ReadFile(dir_.Path(kHealthStateFileName));
@@ -191,29 +193,30 @@ TEST_F(HealthInfoCacheTest, RestartRestoresTheReportedHealth) {
   {
     HealthInfoCache cache(Options());
     cache.UpdateHealthInfo(
-        kDriver, {Device("gpu-0", DeviceHealthStatus::kUnhealthy, "ECC", absl::Seconds(45))});
+        kGpuDriver, {Device("gpu-0", DeviceHealthStatus::kUnhealthy, "ECC", absl::Seconds(45))});
   }
   Advance(absl::Seconds(40));
   HealthInfoCache restarted(Options());
-  DeviceHealth got = restarted.GetHealthInfo(kDriver, kPool, "gpu-0");
+  DeviceHealth got = restarted.GetHealthInfo(kGpuDriver, kPool, "gpu-0");
   EXPECT_EQ(got.health, DeviceHealthStatus::kUnhealthy);
   EXPECT_EQ(got.message, "ECC");
   EXPECT_EQ(got.health_check_timeout, absl::Seconds(45));
   EXPECT_EQ(got.last_updated, now_ - absl::Seconds(40));
   Advance(absl::Seconds(6));
-  EXPECT_EQ(restarted.GetHealthInfo(kDriver, kPool, "gpu-0").health, DeviceHealthStatus::kUnknown);
+  EXPECT_EQ(restarted.GetHealthInfo(kGpuDriver, kPool, "gpu-0").health,
+            DeviceHealthStatus::kUnknown);
 }
 
 TEST_F(HealthInfoCacheTest, FileIsWrittenOnlyWhenSomethingChanged) {
   HealthInfoCache cache(Options());
   const std::string path = dir_.Path(kHealthStateFileName);
-  cache.UpdateHealthInfo(kDriver, {Device("gpu-0", DeviceHealthStatus::kHealthy)});
+  cache.UpdateHealthInfo(kGpuDriver, {Device("gpu-0", DeviceHealthStatus::kHealthy)});
   ASSERT_TRUE(Exists(path));
   ASSERT_EQ(::unlink(path.c_str()), 0);
-  cache.UpdateHealthInfo(kDriver, {Device("gpu-0", DeviceHealthStatus::kHealthy)});
+  cache.UpdateHealthInfo(kGpuDriver, {Device("gpu-0", DeviceHealthStatus::kHealthy)});
   cache.ClearDriver("never-reported.example.com");
   EXPECT_FALSE(Exists(path));
-  cache.UpdateHealthInfo(kDriver, {Device("gpu-0", DeviceHealthStatus::kUnhealthy)});
+  cache.UpdateHealthInfo(kGpuDriver, {Device("gpu-0", DeviceHealthStatus::kUnhealthy)});
   EXPECT_TRUE(Exists(path));
   EXPECT_EQ(cache.save_failures(), 0);
 }
@@ -223,18 +226,20 @@ TEST_F(HealthInfoCacheTest, BrokenFileIsIgnoredAndReplaced) {
   ASSERT_TRUE(WriteFileDurably(path, "{\"gpu.example.com\": [").ok());
   HealthInfoCache cache(Options());
   EXPECT_THAT(cache.Snapshot(), IsEmpty());
-  cache.UpdateHealthInfo(kDriver, {Device("gpu-0", DeviceHealthStatus::kHealthy)});
+  cache.UpdateHealthInfo(kGpuDriver, {Device("gpu-0", DeviceHealthStatus::kHealthy)});
   HealthInfoCache reloaded(Options());
-  EXPECT_EQ(reloaded.GetHealthInfo(kDriver, kPool, "gpu-0").health, DeviceHealthStatus::kHealthy);
+  EXPECT_EQ(reloaded.GetHealthInfo(kGpuDriver, kPool, "gpu-0").health,
+            DeviceHealthStatus::kHealthy);
 }
 
 TEST_F(HealthInfoCacheTest, FailedWriteIsCounted) {
   HealthInfoCache cache(
       {.state_file = dir_.Path("missing-dir/dra_health_state"), .clock = [this] { return now_; }});
-  auto changed = cache.UpdateHealthInfo(kDriver, {Device("gpu-0", DeviceHealthStatus::kHealthy)});
+  auto changed =
+      cache.UpdateHealthInfo(kGpuDriver, {Device("gpu-0", DeviceHealthStatus::kHealthy)});
   EXPECT_THAT(changed, SizeIs(1));  // the cache itself is updated
   EXPECT_EQ(cache.save_failures(), 1);
-  EXPECT_EQ(cache.GetHealthInfo(kDriver, kPool, "gpu-0").health, DeviceHealthStatus::kHealthy);
+  EXPECT_EQ(cache.GetHealthInfo(kGpuDriver, kPool, "gpu-0").health, DeviceHealthStatus::kHealthy);
 }
 
 TEST(DecodeHealthState, ReadsWhatGoWritesInAnyZone) {

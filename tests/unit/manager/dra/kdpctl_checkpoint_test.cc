@@ -41,7 +41,7 @@ class KdpctlDraCheckpoint : public ::testing::Test {
   testing::TempDir dir_;
 };
 
-std::vector<state::ClaimInfoState> TwoClaims() {
+std::vector<state::ClaimInfoState> GpuAndNicClaims() {
   return {{.claim_uid = "uid-1",
            .claim_name = "gpu-claim",
            .namespace_ = "default",
@@ -60,8 +60,8 @@ std::vector<state::ClaimInfoState> TwoClaims() {
 
 TEST_F(KdpctlDraCheckpoint, ListsTheClaimsAsJson) {
   testing::CommandResult result =
-      Run({"checkpoint", "inspect", Write("dra_manager_state", EncodeCheckpoint(TwoClaims())), "-o",
-           "json"});
+      Run({"checkpoint", "inspect", Write("dra_manager_state", EncodeCheckpoint(GpuAndNicClaims())),
+           "-o", "json"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   nlohmann::json json = nlohmann::json::parse(result.out);
   EXPECT_EQ(json["format"], "dra");
@@ -77,7 +77,7 @@ TEST_F(KdpctlDraCheckpoint, ListsTheClaimsAsJson) {
 
 TEST_F(KdpctlDraCheckpoint, ListsTheClaimsAsText) {
   testing::CommandResult result =
-      Run({"checkpoint", "inspect", Write("state", EncodeCheckpoint(TwoClaims()))});
+      Run({"checkpoint", "inspect", Write("state", EncodeCheckpoint(GpuAndNicClaims()))});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_THAT(result.out, HasSubstr("format dra (DRACheckpoint checkpoint.dra.kubelet.k8s.io/v1)"));
   EXPECT_THAT(result.out, HasSubstr("(ok)"));
@@ -87,7 +87,7 @@ TEST_F(KdpctlDraCheckpoint, ListsTheClaimsAsText) {
 }
 
 TEST_F(KdpctlDraCheckpoint, AOneByteChangeOfDataIsChecksumOkFalseAndExitTwo) {
-  std::string file = EncodeCheckpoint(TwoClaims());
+  std::string file = EncodeCheckpoint(GpuAndNicClaims());
   file[file.find("gpu-0") + 4] = '9';
   testing::CommandResult result = Run({"checkpoint", "inspect", Write("bad", file), "-o", "json"});
   EXPECT_EQ(result.exit_code, 2);

@@ -12,12 +12,10 @@
 #include "gtest/gtest.h"
 #include "manager/src/dra/manager.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/unit/manager/dra/claim_test_objects.h"
 
 namespace kdp::manager::dra {
 namespace {
-
-constexpr char kNamespace[] = "test-namespace";
-constexpr char kDriver[] = "test-driver";
 
 class MapClaims : public ClaimGetter {
  public:
@@ -77,40 +75,6 @@ class CountingPlugin : public DraPlugin, public DraPlugins {
  private:
   const std::string name_ = kDriver;
 };
-
-// The API structs have no default member initialisers; build them field by field.
-resourceapi::DeviceRequestAllocationResult Result(const std::string& driver,
-                                                  const std::string& pool,
-                                                  const std::string& device) {
-  resourceapi::DeviceRequestAllocationResult result;
-  result.request = "test-request";
-  result.driver = driver;
-  result.pool = pool;
-  result.device = device;
-  return result;
-}
-
-resourceapi::ConsumerReference Consumer(const std::string& name, const std::string& uid) {
-  resourceapi::ConsumerReference ref;
-  ref.name = name;
-  ref.uid = uid;
-  return ref;
-}
-
-PodResourceClaim PodClaim(const std::string& name, const std::string& claim_name,
-                          const std::string& template_name = "") {
-  PodResourceClaim claim;
-  claim.name = name;
-  claim.resource_claim_name = claim_name;
-  claim.resource_claim_template_name = template_name;
-  return claim;
-}
-
-ContainerClaim UsesClaim(const std::string& name) {
-  ContainerClaim claim;
-  claim.name = name;
-  return claim;
-}
 
 resourceapi::ResourceClaim Claim(const std::string& name, const std::vector<std::string>& pods) {
   resourceapi::ResourceClaim claim;

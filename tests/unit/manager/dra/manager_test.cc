@@ -17,6 +17,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/unit/manager/dra/claim_test_objects.h"
 
 namespace kdp::manager::dra {
 namespace {
@@ -25,13 +26,8 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-constexpr char kNamespace[] = "test-namespace";
 constexpr char kPodName[] = "test-pod";
-constexpr char kPodUid[] = "test-pod-uid";
 constexpr char kPodClaim[] = "test-pod-claim";
-constexpr char kClaimName[] = "test-claim";
-constexpr char kClaimUid[] = "test-claim-uid";
-constexpr char kDriver[] = "test-driver";
 
 // ---- Fakes
 // ----------------------------------------------------------------------------------------
@@ -164,25 +160,6 @@ class FakePlugins : public DraPlugins {
 // ---- Objects
 // --------------------------------------------------------------------------------------
 
-// The API structs have no default member initialisers; build them field by field.
-resourceapi::DeviceRequestAllocationResult Result(const std::string& driver,
-                                                  const std::string& pool,
-                                                  const std::string& device) {
-  resourceapi::DeviceRequestAllocationResult result;
-  result.request = "test-request";
-  result.driver = driver;
-  result.pool = pool;
-  result.device = device;
-  return result;
-}
-
-resourceapi::ConsumerReference Consumer(const std::string& name, const std::string& uid) {
-  resourceapi::ConsumerReference ref;
-  ref.name = name;
-  ref.uid = uid;
-  return ref;
-}
-
 resourceapi::OwnerReference PodOwner(const std::string& uid) {
   resourceapi::OwnerReference ref;
   ref.api_version = "v1";
@@ -191,21 +168,6 @@ resourceapi::OwnerReference PodOwner(const std::string& uid) {
   ref.uid = uid;
   ref.controller = true;
   return ref;
-}
-
-PodResourceClaim PodClaim(const std::string& name, const std::string& claim_name,
-                          const std::string& template_name = "") {
-  PodResourceClaim claim;
-  claim.name = name;
-  claim.resource_claim_name = claim_name;
-  claim.resource_claim_template_name = template_name;
-  return claim;
-}
-
-ContainerClaim UsesClaim(const std::string& name) {
-  ContainerClaim claim;
-  claim.name = name;
-  return claim;
 }
 
 resourceapi::ResourceClaim Claim(const std::string& name, const std::string& uid,

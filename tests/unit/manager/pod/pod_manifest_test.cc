@@ -39,7 +39,7 @@ Pod MustParse(const std::string& text) {
   return pod.value_or(Pod());
 }
 
-std::string ErrorOf(const std::string& text) {
+std::string ManifestErrorOf(const std::string& text) {
   absl::StatusOr<Pod> pod = ParsePodManifest(text, "pod.yaml");
   if (pod.ok()) return "<parsed OK>";
   EXPECT_EQ(pod.status().code(), absl::StatusCode::kInvalidArgument);
@@ -293,7 +293,7 @@ TEST(ParsePodManifest, RejectsEachBrokenRuleWithItsMessage) {
        "defined (line 11, column 9)"},
   };
   for (const ErrorCase& c : cases) {
-    const std::string error = ErrorOf(c.text);
+    const std::string error = ManifestErrorOf(c.text);
     if (c.error.starts_with("pod.yaml: ")) {
       EXPECT_EQ(error, c.error) << c.label;
     } else {
@@ -303,7 +303,7 @@ TEST(ParsePodManifest, RejectsEachBrokenRuleWithItsMessage) {
 }
 
 TEST(ParsePodManifest, ReportsEveryBrokenRuleTogether) {
-  const std::string error = ErrorOf(
+  const std::string error = ManifestErrorOf(
       "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: Bad}\n"
       "spec:\n  containers:\n  - name: a\n    resources: {limits: {example.com/gpu: 0.5}}\n"
       "  - name: a\n");
@@ -315,10 +315,11 @@ TEST(ParsePodManifest, ReportsEveryBrokenRuleTogether) {
 }
 
 TEST(ParsePodManifest, ReportsYamlSyntaxErrorsWithPosition) {
-  EXPECT_EQ(ErrorOf("apiVersion: v1\nmetadata: {name: [p}\n"),
+  EXPECT_EQ(ManifestErrorOf("apiVersion: v1\nmetadata: {name: [p}\n"),
             "pod.yaml: line 2, column 20: illegal flow end");
-  EXPECT_EQ(ErrorOf("a: b: c\n"), "pod.yaml: line 1, column 5: illegal map value");
-  EXPECT_EQ(ErrorOf("a:\n  b: 1\n c: 2\n"), "pod.yaml: line 3, column 2: end of map not found");
+  EXPECT_EQ(ManifestErrorOf("a: b: c\n"), "pod.yaml: line 1, column 5: illegal map value");
+  EXPECT_EQ(ManifestErrorOf("a:\n  b: 1\n c: 2\n"),
+            "pod.yaml: line 3, column 2: end of map not found");
 }
 
 TEST(ParsePodManifest, PrefixesErrorsWithSource) {
@@ -364,58 +365,58 @@ TEST(ParsePodManifestClaims, ReadsPodClaimsAndContainerClaimsInOrder) {
 }
 
 TEST(ParsePodManifestClaims, ContainerClaimMustNameAPodClaim) {
-  EXPECT_THAT(ErrorOf(PodYaml("  - name: c\n"
-                              "    resources:\n"
-                              "      claims:\n"
-                              "      - name: other\n",
-                              kClaimsSpec)),
+  EXPECT_THAT(ManifestErrorOf(PodYaml("  - name: c\n"
+                                      "    resources:\n"
+                                      "      claims:\n"
+                                      "      - name: other\n",
+                                      kClaimsSpec)),
               HasSubstr("spec.containers[0].resources.claims[0]: Not found: \"other\": must be one "
                         "of the names in pod.spec.resourceClaims: gpus, shared"));
-  EXPECT_THAT(ErrorOf(PodYaml("  - name: c\n"
-                              "    resources:\n"
-                              "      claims:\n"
-                              "      - name: other\n")),
+  EXPECT_THAT(ManifestErrorOf(PodYaml("  - name: c\n"
+                                      "    resources:\n"
+                                      "      claims:\n"
+                                      "      - name: other\n")),
               HasSubstr("must be one of the names in pod.spec.resourceClaims which is empty"));
 }
 
 TEST(ParsePodManifestClaims, RejectsDuplicateAndNamelessContainerClaims) {
   const std::string error =
-      ErrorOf(PodYaml("  - name: c\n"
-                      "    resources:\n"
-                      "      claims:\n"
-                      "      - name: gpus\n"
-                      "      - name: gpus\n"
-                      "      - request: x\n",
-                      kClaimsSpec));
+      ManifestErrorOf(PodYaml("  - name: c\n"
+                              "    resources:\n"
+                              "      claims:\n"
+                              "      - name: gpus\n"
+                              "      - name: gpus\n"
+                              "      - request: x\n",
+                              kClaimsSpec));
   EXPECT_THAT(error,
               HasSubstr("spec.containers[0].resources.claims[1]: Duplicate value: \"gpus\""));
   EXPECT_THAT(error, HasSubstr("spec.containers[0].resources.claims[2]: Required value"));
 }
 
 TEST(ParsePodManifestClaims, PodClaimNeedsExactlyOneSource) {
-  EXPECT_THAT(ErrorOf(PodYaml("  - name: c\n",
-                              "  resourceClaims:\n"
-                              "  - name: a\n")),
+  EXPECT_THAT(ManifestErrorOf(PodYaml("  - name: c\n",
+                                      "  resourceClaims:\n"
+                                      "  - name: a\n")),
               HasSubstr("spec.resourceClaims[0]: Invalid value: \"a\": must specify one of: "
                         "`resourceClaimName`, `resourceClaimTemplateName`"));
-  EXPECT_THAT(ErrorOf(PodYaml("  - name: c\n",
-                              "  resourceClaims:\n"
-                              "  - name: a\n"
-                              "    resourceClaimName: x\n"
-                              "    resourceClaimTemplateName: y\n")),
+  EXPECT_THAT(ManifestErrorOf(PodYaml("  - name: c\n",
+                                      "  resourceClaims:\n"
+                                      "  - name: a\n"
+                                      "    resourceClaimName: x\n"
+                                      "    resourceClaimTemplateName: y\n")),
               HasSubstr("at most one of `resourceClaimName` or `resourceClaimTemplateName` may be "
                         "specified"));
 }
 
 TEST(ParsePodManifestClaims, PodClaimNamesAreUniqueLabelsAndSourcesSubdomains) {
-  const std::string error = ErrorOf(PodYaml("  - name: c\n",
-                                            "  resourceClaims:\n"
-                                            "  - name: a\n"
-                                            "    resourceClaimName: x\n"
-                                            "  - name: a\n"
-                                            "    resourceClaimName: Bad_Name\n"
-                                            "  - name: A.b\n"
-                                            "    resourceClaimTemplateName: t\n"));
+  const std::string error = ManifestErrorOf(PodYaml("  - name: c\n",
+                                                    "  resourceClaims:\n"
+                                                    "  - name: a\n"
+                                                    "    resourceClaimName: x\n"
+                                                    "  - name: a\n"
+                                                    "    resourceClaimName: Bad_Name\n"
+                                                    "  - name: A.b\n"
+                                                    "    resourceClaimTemplateName: t\n"));
   EXPECT_THAT(error, HasSubstr("spec.resourceClaims[1].name: Duplicate value: \"a\""));
   EXPECT_THAT(error, HasSubstr("spec.resourceClaims[1].resourceClaimName: Invalid value: "
                                "\"Bad_Name\""));
@@ -423,11 +424,11 @@ TEST(ParsePodManifestClaims, PodClaimNamesAreUniqueLabelsAndSourcesSubdomains) {
 }
 
 TEST(ParsePodManifestClaims, WrongShapesNameTheField) {
-  EXPECT_THAT(ErrorOf(PodYaml("  - name: c\n", "  resourceClaims: {}\n")),
+  EXPECT_THAT(ManifestErrorOf(PodYaml("  - name: c\n", "  resourceClaims: {}\n")),
               HasSubstr("spec.resourceClaims: expected a list, got a mapping"));
-  EXPECT_THAT(ErrorOf(PodYaml("  - name: c\n"
-                              "    resources:\n"
-                              "      claims: x\n")),
+  EXPECT_THAT(ManifestErrorOf(PodYaml("  - name: c\n"
+                                      "    resources:\n"
+                                      "      claims: x\n")),
               HasSubstr("spec.containers[0].resources.claims: expected a list, got a scalar"));
 }
 

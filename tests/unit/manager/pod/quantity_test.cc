@@ -16,7 +16,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-Quantity MustParse(const std::string& text) {
+Quantity MustParseQuantity(const std::string& text) {
   absl::StatusOr<Quantity> q = Quantity::Parse(text);
   EXPECT_TRUE(q.ok()) << text << ": " << q.status();
   return q.value_or(Quantity());
@@ -96,29 +96,30 @@ TEST(Quantity, KeepsUpstreamScannerQuirks) {
 }
 
 TEST(Quantity, RoundsFinerThanNanoAwayFromZero) {
-  EXPECT_EQ(MustParse("0.1n").nanos(), 1);
-  EXPECT_EQ(MustParse("0.0000000001").nanos(), 1);
-  EXPECT_EQ(MustParse("-0.0000000001").nanos(), -1);
-  EXPECT_EQ(MustParse("1.0000000001").nanos(), Nanos(1, 1));
-  EXPECT_EQ(MustParse("1.0000000010").nanos(), Nanos(1, 1));  // exact, no rounding
-  EXPECT_EQ(MustParse("0.30000000000000004").ToString(), "300000001n");
-  EXPECT_EQ(MustParse("1e-100").nanos(), 1);
-  EXPECT_EQ(MustParse("0.000000000000000000000000000000000001Ki").nanos(), 1);
+  EXPECT_EQ(MustParseQuantity("0.1n").nanos(), 1);
+  EXPECT_EQ(MustParseQuantity("0.0000000001").nanos(), 1);
+  EXPECT_EQ(MustParseQuantity("-0.0000000001").nanos(), -1);
+  EXPECT_EQ(MustParseQuantity("1.0000000001").nanos(), Nanos(1, 1));
+  EXPECT_EQ(MustParseQuantity("1.0000000010").nanos(), Nanos(1, 1));  // exact, no rounding
+  EXPECT_EQ(MustParseQuantity("0.30000000000000004").ToString(), "300000001n");
+  EXPECT_EQ(MustParseQuantity("1e-100").nanos(), 1);
+  EXPECT_EQ(MustParseQuantity("0.000000000000000000000000000000000001Ki").nanos(), 1);
 }
 
 TEST(Quantity, CapsMagnitudeAt2To63Minus1) {
-  EXPECT_EQ(MustParse("9223372036854775807").nanos(), kMaxNanos);
-  EXPECT_EQ(MustParse("9223372036854775807").AsInt64(), std::numeric_limits<int64_t>::max());
-  EXPECT_EQ(MustParse("8Ei").nanos(), kMaxNanos);
-  EXPECT_EQ(MustParse("8Ei").ToString(), "9223372036854775807");
-  EXPECT_EQ(MustParse("7Ei").ToString(), "7Ei");
-  EXPECT_EQ(MustParse("100E").nanos(), kMaxNanos);
-  EXPECT_EQ(MustParse("1e300").nanos(), kMaxNanos);
-  EXPECT_EQ(MustParse("-1e300").nanos(), -kMaxNanos);
-  EXPECT_EQ(MustParse(std::string(400, '9')).nanos(), kMaxNanos);
+  EXPECT_EQ(MustParseQuantity("9223372036854775807").nanos(), kMaxNanos);
+  EXPECT_EQ(MustParseQuantity("9223372036854775807").AsInt64(),
+            std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(MustParseQuantity("8Ei").nanos(), kMaxNanos);
+  EXPECT_EQ(MustParseQuantity("8Ei").ToString(), "9223372036854775807");
+  EXPECT_EQ(MustParseQuantity("7Ei").ToString(), "7Ei");
+  EXPECT_EQ(MustParseQuantity("100E").nanos(), kMaxNanos);
+  EXPECT_EQ(MustParseQuantity("1e300").nanos(), kMaxNanos);
+  EXPECT_EQ(MustParseQuantity("-1e300").nanos(), -kMaxNanos);
+  EXPECT_EQ(MustParseQuantity(std::string(400, '9')).nanos(), kMaxNanos);
   // Long inputs that are small stay exact.
-  EXPECT_EQ(MustParse("0." + std::string(300, '0') + "1").nanos(), 1);
-  EXPECT_EQ(MustParse(std::string(300, '0') + "5").nanos(), Nanos(5));
+  EXPECT_EQ(MustParseQuantity("0." + std::string(300, '0') + "1").nanos(), 1);
+  EXPECT_EQ(MustParseQuantity(std::string(300, '0') + "5").nanos(), Nanos(5));
 }
 
 TEST(Quantity, RejectsTextOutsideTheGrammar) {
@@ -163,48 +164,49 @@ TEST(Quantity, RejectsTextOutsideTheGrammar) {
 }
 
 TEST(Quantity, IntegersAndAsInt64) {
-  EXPECT_TRUE(MustParse("2").IsInteger());
-  EXPECT_TRUE(MustParse("2000m").IsInteger());
-  EXPECT_TRUE(MustParse("1Ki").IsInteger());
-  EXPECT_TRUE(MustParse("1e3").IsInteger());
-  EXPECT_TRUE(MustParse("0").IsInteger());
-  EXPECT_FALSE(MustParse("1500m").IsInteger());
-  EXPECT_FALSE(MustParse("1n").IsInteger());
-  EXPECT_FALSE(MustParse("1e-3").IsInteger());
+  EXPECT_TRUE(MustParseQuantity("2").IsInteger());
+  EXPECT_TRUE(MustParseQuantity("2000m").IsInteger());
+  EXPECT_TRUE(MustParseQuantity("1Ki").IsInteger());
+  EXPECT_TRUE(MustParseQuantity("1e3").IsInteger());
+  EXPECT_TRUE(MustParseQuantity("0").IsInteger());
+  EXPECT_FALSE(MustParseQuantity("1500m").IsInteger());
+  EXPECT_FALSE(MustParseQuantity("1n").IsInteger());
+  EXPECT_FALSE(MustParseQuantity("1e-3").IsInteger());
 
-  EXPECT_EQ(MustParse("2000m").AsInt64(), 2);
-  EXPECT_EQ(MustParse("-3").AsInt64(), -3);
-  EXPECT_EQ(MustParse("1Ki").AsInt64(), 1024);
-  EXPECT_EQ(MustParse("1500m").AsInt64(), std::nullopt);
-  EXPECT_EQ(MustParse("1.0000000001").AsInt64(), std::nullopt);  // rounded up to 1.000000001
+  EXPECT_EQ(MustParseQuantity("2000m").AsInt64(), 2);
+  EXPECT_EQ(MustParseQuantity("-3").AsInt64(), -3);
+  EXPECT_EQ(MustParseQuantity("1Ki").AsInt64(), 1024);
+  EXPECT_EQ(MustParseQuantity("1500m").AsInt64(), std::nullopt);
+  EXPECT_EQ(MustParseQuantity("1.0000000001").AsInt64(),
+            std::nullopt);  // rounded up to 1.000000001
 }
 
 TEST(Quantity, ComparesValuesNotFormats) {
-  EXPECT_EQ(MustParse("1k"), MustParse("1000"));
-  EXPECT_EQ(MustParse("1"), MustParse("1000m"));
-  EXPECT_EQ(MustParse("1Ki"), MustParse("1024"));
-  EXPECT_EQ(MustParse("1e3"), MustParse("1k"));
-  EXPECT_NE(MustParse("1Ki"), MustParse("1k"));
-  EXPECT_LT(MustParse("1k"), MustParse("1Ki"));
-  EXPECT_LT(MustParse("-1"), MustParse("0"));
-  EXPECT_GT(MustParse("1n"), MustParse("0"));
-  EXPECT_EQ(MustParse("0Ki"), Quantity());
+  EXPECT_EQ(MustParseQuantity("1k"), MustParseQuantity("1000"));
+  EXPECT_EQ(MustParseQuantity("1"), MustParseQuantity("1000m"));
+  EXPECT_EQ(MustParseQuantity("1Ki"), MustParseQuantity("1024"));
+  EXPECT_EQ(MustParseQuantity("1e3"), MustParseQuantity("1k"));
+  EXPECT_NE(MustParseQuantity("1Ki"), MustParseQuantity("1k"));
+  EXPECT_LT(MustParseQuantity("1k"), MustParseQuantity("1Ki"));
+  EXPECT_LT(MustParseQuantity("-1"), MustParseQuantity("0"));
+  EXPECT_GT(MustParseQuantity("1n"), MustParseQuantity("0"));
+  EXPECT_EQ(MustParseQuantity("0Ki"), Quantity());
 }
 
 TEST(Quantity, SignAndZero) {
-  EXPECT_EQ(MustParse("-1m").Sign(), -1);
-  EXPECT_EQ(MustParse("0").Sign(), 0);
-  EXPECT_EQ(MustParse("5").Sign(), 1);
+  EXPECT_EQ(MustParseQuantity("-1m").Sign(), -1);
+  EXPECT_EQ(MustParseQuantity("0").Sign(), 0);
+  EXPECT_EQ(MustParseQuantity("5").Sign(), 1);
   EXPECT_TRUE(Quantity().IsZero());
   EXPECT_EQ(Quantity().ToString(), "0");
 }
 
 TEST(Quantity, KeepsFormat) {
-  EXPECT_EQ(MustParse("1").format(), Quantity::Format::kDecimalSI);
-  EXPECT_EQ(MustParse("1Mi").format(), Quantity::Format::kBinarySI);
-  EXPECT_EQ(MustParse("1e6").format(), Quantity::Format::kDecimalExponent);
-  EXPECT_EQ(MustParse("-2Mi").ToString(), "-2Mi");
-  EXPECT_EQ(MustParse("-1500e-3").ToString(), "-1500e-3");
+  EXPECT_EQ(MustParseQuantity("1").format(), Quantity::Format::kDecimalSI);
+  EXPECT_EQ(MustParseQuantity("1Mi").format(), Quantity::Format::kBinarySI);
+  EXPECT_EQ(MustParseQuantity("1e6").format(), Quantity::Format::kDecimalExponent);
+  EXPECT_EQ(MustParseQuantity("-2Mi").ToString(), "-2Mi");
+  EXPECT_EQ(MustParseQuantity("-1500e-3").ToString(), "-1500e-3");
 }
 
 TEST(Quantity, FromInt64) {
@@ -214,7 +216,7 @@ TEST(Quantity, FromInt64) {
   EXPECT_EQ(Quantity::FromInt64(-7).AsInt64(), -7);
   EXPECT_EQ(Quantity::FromInt64(std::numeric_limits<int64_t>::min()).AsInt64(),
             std::numeric_limits<int64_t>::min());
-  EXPECT_EQ(Quantity::FromInt64(3), MustParse("3"));
+  EXPECT_EQ(Quantity::FromInt64(3), MustParseQuantity("3"));
 }
 
 }  // namespace

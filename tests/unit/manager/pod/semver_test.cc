@@ -12,22 +12,23 @@ namespace {
 
 using ::testing::HasSubstr;
 
-SemanticVersion MustParse(const std::string& text) {
+SemanticVersion MustParseVersion(const std::string& text) {
   absl::StatusOr<SemanticVersion> v = SemanticVersion::Parse(text);
   EXPECT_TRUE(v.ok()) << text << ": " << v.status();
   return v.value_or(SemanticVersion());
 }
 
 TEST(SemanticVersion, ParsesAllParts) {
-  SemanticVersion v = MustParse("1.22.333-rc.1+build.5");
+  SemanticVersion v = MustParseVersion("1.22.333-rc.1+build.5");
   EXPECT_EQ(v.major(), 1u);
   EXPECT_EQ(v.minor(), 22u);
   EXPECT_EQ(v.patch(), 333u);
   EXPECT_EQ(v.pre_release(), (std::vector<std::string>{"rc", "1"}));
   EXPECT_EQ(v.build(), "build.5");
   EXPECT_EQ(v.ToString(), "1.22.333-rc.1+build.5");
-  EXPECT_EQ(MustParse("0.0.0").ToString(), "0.0.0");
-  EXPECT_EQ(MustParse("1.0.0-x-y-z.--").pre_release(), (std::vector<std::string>{"x-y-z", "--"}));
+  EXPECT_EQ(MustParseVersion("0.0.0").ToString(), "0.0.0");
+  EXPECT_EQ(MustParseVersion("1.0.0-x-y-z.--").pre_release(),
+            (std::vector<std::string>{"x-y-z", "--"}));
 }
 
 TEST(SemanticVersion, RejectsWhatBlangRejects) {
@@ -65,15 +66,15 @@ TEST(SemanticVersion, ComparesByPrecedence) {
   for (size_t i = 0; i < ordered.size(); ++i) {
     for (size_t j = 0; j < ordered.size(); ++j) {
       const int want = i < j ? -1 : (i > j ? 1 : 0);
-      EXPECT_EQ(MustParse(ordered[i]).Compare(MustParse(ordered[j])), want)
+      EXPECT_EQ(MustParseVersion(ordered[i]).Compare(MustParseVersion(ordered[j])), want)
           << ordered[i] << " vs " << ordered[j];
     }
   }
 }
 
 TEST(SemanticVersion, IgnoresBuildMetadataWhenComparing) {
-  EXPECT_EQ(MustParse("1.0.0+a").Compare(MustParse("1.0.0+b")), 0);
-  EXPECT_EQ(MustParse("1.0.0+a").Compare(MustParse("1.0.0")), 0);
+  EXPECT_EQ(MustParseVersion("1.0.0+a").Compare(MustParseVersion("1.0.0+b")), 0);
+  EXPECT_EQ(MustParseVersion("1.0.0+a").Compare(MustParseVersion("1.0.0")), 0);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // A started ResourceApiServer over an empty store, and an HTTPS client of it that sends the
 // server's bearer token: the fixture of the REST server's unit tests (server_test.cc,
 // events_api_test.cc). Do and Patch answer the status code and the parsed body (null when the
-// body is not JSON; code 0 when the request got no answer).
+// body is not JSON; code 0 when the request got no answer). kApiToken is also the token of
+// server_watch_test.cc's own servers.
 //
 // Thread-safety: a gtest fixture; its helpers are called from the test's thread.
 #ifndef KDP_TESTS_UNIT_MANAGER_RESOURCEAPI_API_SERVER_FIXTURE_H_

@@ -1,7 +1,5 @@
 #include "manager/src/controlplane/resourceapi/kubeconfig.h"
 
-#include <sys/stat.h>
-
 #include <set>
 
 #include "absl/strings/escaping.h"
@@ -9,6 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/unit/manager/resourceapi/file_mode_test_util.h"
 #include "yaml-cpp/yaml.h"
 
 namespace kdp::manager::resourceapi {
@@ -16,11 +15,7 @@ namespace {
 
 constexpr char kCa[] = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
 
-mode_t ModeOf(const std::string& path) {
-  struct stat st {};
-  EXPECT_EQ(stat(path.c_str(), &st), 0) << path;
-  return st.st_mode & 07777;
-}
+using testing::ModeOf;
 
 TEST(Kubeconfig, TokensAreLongRandomHex) {
   std::set<std::string> seen;

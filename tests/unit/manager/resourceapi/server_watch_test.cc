@@ -16,6 +16,7 @@
 #include "httplib.h"
 #include "manager/src/controlplane/resourceapi/server.h"
 #include "tests/testing/wait.h"
+#include "tests/unit/manager/resourceapi/api_server_fixture.h"
 #include "tests/unit/manager/resourceapi/test_tls.h"
 
 namespace kdp::manager::resourceapi {
@@ -24,7 +25,6 @@ namespace {
 using Json = nlohmann::json;
 using ::testing::ElementsAre;
 
-constexpr char kToken[] = "0123456789abcdef0123456789abcdef";
 constexpr char kSlices[] = "/apis/resource.k8s.io/v1/resourceslices";
 constexpr char kWatchList[] =
     "/apis/resource.k8s.io/v1/resourceslices?allowWatchBookmarks=true&fieldSelector=spec.driver%3D"
@@ -47,7 +47,7 @@ class WatchClient {
  public:
   WatchClient(int port, std::string path, httplib::Headers headers = {})
       : client_(testing::NewHttpsClient(port)) {
-    client_->set_bearer_token_auth(kToken);
+    client_->set_bearer_token_auth(testing::kApiToken);
     client_->set_read_timeout(60, 0);
     thread_ = std::thread([this, path, headers] {
       auto read = [this](const char* data, size_t size) {
@@ -133,13 +133,13 @@ class WatchClient {
 class ServerWatchTest : public ::testing::Test {
  protected:
   void StartServer(ResourceApiServerOptions options) {
-    options.token = kToken;
+    options.token = testing::kApiToken;
     options.tls = testing::TestCertificates();
     options.watch.future_resource_version_wait = absl::Milliseconds(50);
     server_ = std::make_unique<ResourceApiServer>(&store_, options);
     ASSERT_TRUE(server_->Start().ok());
     client_ = testing::NewHttpsClient(server_->port());
-    client_->set_bearer_token_auth(kToken);
+    client_->set_bearer_token_auth(testing::kApiToken);
   }
   void SetUp() override { StartServer({.threads = 32}); }
   void TearDown() override { server_->Stop(); }

@@ -3,7 +3,6 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
-#include <sys/stat.h>
 
 #include <string>
 
@@ -11,15 +10,12 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/unit/manager/resourceapi/file_mode_test_util.h"
 
 namespace kdp::manager::resourceapi {
 namespace {
 
-mode_t ModeOf(const std::string& path) {
-  struct stat st {};
-  EXPECT_EQ(stat(path.c_str(), &st), 0) << path;
-  return st.st_mode & 07777;
-}
+using testing::ModeOf;
 
 X509* ParseCert(const std::string& pem) {
   BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));

@@ -14,7 +14,7 @@ namespace {
 using ::testing::HasSubstr;
 using Json = nlohmann::json;
 
-Json Slice(const std::string& name, const std::string& node, const std::string& driver) {
+Json NodeSlice(const std::string& name, const std::string& node, const std::string& driver) {
   Json slice = {
       {"metadata", Json::object()},
       {"spec",
@@ -30,7 +30,7 @@ Json Slice(const std::string& name, const std::string& node, const std::string& 
   return slice;
 }
 
-Json Claim(const std::string& ns, const std::string& name) {
+Json NamespacedClaim(const std::string& ns, const std::string& name) {
   return {{"metadata", {{"name", name}, {"namespace", ns}}},
           {"spec",
            {{"devices",
@@ -38,7 +38,7 @@ Json Claim(const std::string& ns, const std::string& name) {
                {{{"name", "gpu"}, {"exactly", {{"deviceClassName", "gpu.example.com"}}}}}}}}}}};
 }
 
-ObjectStore MakeStore() {
+ObjectStore MakeStoreWithFixedClock() {
   return ObjectStore(StoreOptions{.node_name = "node-1",
                                   .node_labels = {{"example.com/tpu", "v5"}},
                                   .event_log_capacity = 100,
@@ -50,13 +50,13 @@ int64_t Rv(const Json& object) {
 }
 
 TEST(ObjectStore, NodeExistsWithStableUidAndLabels) {
-  ObjectStore store = MakeStore();
+  ObjectStore store = MakeStoreWithFixedClock();
   absl::StatusOr<Json> node = store.Get(Kind::kNode, "", "node-1");
   ASSERT_TRUE(node.ok()) << node.status();
   EXPECT_EQ((*node)["metadata"]["uid"], store.node_uid());
   EXPECT_EQ((*node)["metadata"]["labels"]["kubernetes.io/hostname"], "node-1");
   EXPECT_EQ((*node)["metadata"]["labels"]["example.com/tpu"], "v5");
-  EXPECT_EQ(store.node_uid(), MakeStore().node_uid());
+  EXPECT_EQ(store.node_uid(), MakeStoreWithFixedClock().node_uid());
   EXPECT_NE(store.node_uid(), ObjectStore(StoreOptions{.node_name = "node-2"}).node_uid());
   EXPECT_THAT(store.node_uid(),
               ::testing::MatchesRegex(
@@ -65,9 +65,9 @@ TEST(ObjectStore, NodeExistsWithStableUidAndLabels) {
 }
 
 TEST(ObjectStore, CreateSetsSystemFields) {
-  ObjectStore store = MakeStore();
+  ObjectStore store = MakeStoreWithFixedClock();
   absl::StatusOr<Json> created =
-      store.Create(Kind::kResourceSlice, Slice("node-1-drv-", "node-1", "drv.example.com"));
+      store.Create(Kind::kResourceSlice, NodeSlice("node-1-drv-", "node-1", "drv.example.com"));
   ASSERT_TRUE(created.ok()) << created.status();
   const Json& meta = (*created)["metadata"];
   EXPECT_THAT(meta["name"].get<std::string>(),
@@ -85,19 +85,19 @@ TEST(ObjectStore, CreateSetsSystemFields) {
 }
 
 TEST(ObjectStore, GenerateNamePrefixIsCutTo58) {
-  ObjectStore store = MakeStore();
-  Json slice = Slice(std::string(70, 'a') + "-", "node-1", "drv.example.com");
+  ObjectStore store = MakeStoreWithFixedClock();
+  Json slice = NodeSlice(std::string(70, 'a') + "-", "node-1", "drv.example.com");
   absl::StatusOr<Json> created = store.Create(Kind::kResourceSlice, slice);
   ASSERT_TRUE(created.ok()) << created.status();
   EXPECT_EQ((*created)["metadata"]["name"].get<std::string>().size(), 63u);
 }
 
 TEST(ObjectStore, ResourceVersionIsOneGlobalMonotonicCounter) {
-  ObjectStore store = MakeStore();
+  ObjectStore store = MakeStoreWithFixedClock();
   int64_t last = store.ResourceVersion();
-  Json a = *store.Create(Kind::kResourceSlice, Slice("a", "node-1", "d.example.com"));
+  Json a = *store.Create(Kind::kResourceSlice, NodeSlice("a", "node-1", "d.example.com"));
   EXPECT_GT(Rv(a), last);
-  Json c = *store.Create(Kind::kResourceClaim, Claim("default", "c"));
+  Json c = *store.Create(Kind::kResourceClaim, NamespacedClaim("default", "c"));
   EXPECT_GT(Rv(c), Rv(a));
   a["spec"]["pool"]["generation"] = 2;
   Json a2 = *store.Update(Kind::kResourceSlice, a);
@@ -108,24 +108,24 @@ TEST(ObjectStore, ResourceVersionIsOneGlobalMonotonicCounter) {
 }
 
 TEST(ObjectStore, CreateErrors) {
-  ObjectStore store = MakeStore();
-  ASSERT_TRUE(store.Create(Kind::kResourceSlice, Slice("a", "node-1", "d.example.com")).ok());
+  ObjectStore store = MakeStoreWithFixedClock();
+  ASSERT_TRUE(store.Create(Kind::kResourceSlice, NodeSlice("a", "node-1", "d.example.com")).ok());
   absl::Status dup =
-      store.Create(Kind::kResourceSlice, Slice("a", "node-1", "d.example.com")).status();
+      store.Create(Kind::kResourceSlice, NodeSlice("a", "node-1", "d.example.com")).status();
   EXPECT_EQ(dup.code(), absl::StatusCode::kAlreadyExists);
   EXPECT_EQ(dup.message(), "resourceslices.resource.k8s.io \"a\" already exists");
-  Json with_rv = Slice("b", "node-1", "d.example.com");
+  Json with_rv = NodeSlice("b", "node-1", "d.example.com");
   with_rv["metadata"]["resourceVersion"] = "5";
   EXPECT_EQ(Reason(store.Create(Kind::kResourceSlice, with_rv).status()), "BadRequest");
-  Json no_name = Slice("b", "node-1", "d.example.com");
+  Json no_name = NodeSlice("b", "node-1", "d.example.com");
   no_name["metadata"].erase("name");
   EXPECT_THAT(std::string(store.Create(Kind::kResourceSlice, no_name).status().message()),
               HasSubstr("metadata.name: Required value: name or generateName is required"));
 }
 
 TEST(ObjectStore, UpdateConflictsOnStaleResourceVersion) {
-  ObjectStore store = MakeStore();
-  Json a = *store.Create(Kind::kResourceSlice, Slice("a", "node-1", "d.example.com"));
+  ObjectStore store = MakeStoreWithFixedClock();
+  Json a = *store.Create(Kind::kResourceSlice, NodeSlice("a", "node-1", "d.example.com"));
   Json stale = a;
   a["spec"]["pool"]["generation"] = 2;
   ASSERT_TRUE(store.Update(Kind::kResourceSlice, a).ok());
@@ -143,13 +143,14 @@ TEST(ObjectStore, UpdateConflictsOnStaleResourceVersion) {
   ASSERT_TRUE(forced.ok()) << forced.status();
   EXPECT_EQ((*forced)["spec"]["pool"]["generation"], 3);
   EXPECT_EQ(
-      Reason(store.Update(Kind::kResourceSlice, Slice("zzz", "node-1", "d.example.com")).status()),
+      Reason(
+          store.Update(Kind::kResourceSlice, NodeSlice("zzz", "node-1", "d.example.com")).status()),
       "NotFound");
 }
 
 TEST(ObjectStore, NoOpUpdateKeepsResourceVersionAndMetadataChangeKeepsGeneration) {
-  ObjectStore store = MakeStore();
-  Json a = *store.Create(Kind::kResourceSlice, Slice("a", "node-1", "d.example.com"));
+  ObjectStore store = MakeStoreWithFixedClock();
+  Json a = *store.Create(Kind::kResourceSlice, NodeSlice("a", "node-1", "d.example.com"));
   Json same = *store.Update(Kind::kResourceSlice, a);
   EXPECT_EQ(same, a);
   a["metadata"]["labels"] = {{"x", "y"}};
@@ -160,8 +161,8 @@ TEST(ObjectStore, NoOpUpdateKeepsResourceVersionAndMetadataChangeKeepsGeneration
 }
 
 TEST(ObjectStore, ClaimSpecIsImmutableAndStatusGoesThroughStatus) {
-  ObjectStore store = MakeStore();
-  Json c = *store.Create(Kind::kResourceClaim, Claim("default", "c"));
+  ObjectStore store = MakeStoreWithFixedClock();
+  Json c = *store.Create(Kind::kResourceClaim, NamespacedClaim("default", "c"));
   Json changed = c;
   changed["spec"]["devices"]["requests"][0]["exactly"]["count"] = 2;
   absl::Status s = store.Update(Kind::kResourceClaim, changed).status();
@@ -187,10 +188,10 @@ TEST(ObjectStore, ClaimSpecIsImmutableAndStatusGoesThroughStatus) {
 }
 
 TEST(ObjectStore, FieldSelectors) {
-  ObjectStore store = MakeStore();
-  ASSERT_TRUE(store.Create(Kind::kResourceSlice, Slice("a", "node-1", "a.example.com")).ok());
-  ASSERT_TRUE(store.Create(Kind::kResourceSlice, Slice("b", "node-1", "b.example.com")).ok());
-  ASSERT_TRUE(store.Create(Kind::kResourceSlice, Slice("c", "node-2", "a.example.com")).ok());
+  ObjectStore store = MakeStoreWithFixedClock();
+  ASSERT_TRUE(store.Create(Kind::kResourceSlice, NodeSlice("a", "node-1", "a.example.com")).ok());
+  ASSERT_TRUE(store.Create(Kind::kResourceSlice, NodeSlice("b", "node-1", "b.example.com")).ok());
+  ASSERT_TRUE(store.Create(Kind::kResourceSlice, NodeSlice("c", "node-2", "a.example.com")).ok());
   auto names = [&](const std::string& selector) {
     absl::StatusOr<FieldSelector> fs =
         FieldSelector::Parse(selector, InfoOf(Kind::kResourceSlice), "v1");
@@ -223,11 +224,11 @@ TEST(ObjectStore, FieldSelectors) {
 }
 
 TEST(ObjectStore, LabelSelectorsAndNamespaces) {
-  ObjectStore store = MakeStore();
-  Json c1 = Claim("ns1", "c");
+  ObjectStore store = MakeStoreWithFixedClock();
+  Json c1 = NamespacedClaim("ns1", "c");
   c1["metadata"]["labels"] = {{"app", "x"}};
   ASSERT_TRUE(store.Create(Kind::kResourceClaim, c1).ok());
-  ASSERT_TRUE(store.Create(Kind::kResourceClaim, Claim("ns2", "c")).ok());
+  ASSERT_TRUE(store.Create(Kind::kResourceClaim, NamespacedClaim("ns2", "c")).ok());
   EXPECT_EQ(store.List(Kind::kResourceClaim, "").items.size(), 2u);
   EXPECT_EQ(store.List(Kind::kResourceClaim, "ns2").items.size(), 1u);
   ListOptions app{.fields = {}, .labels = *LabelSelector::Parse("app=x")};
@@ -238,10 +239,10 @@ TEST(ObjectStore, LabelSelectorsAndNamespaces) {
 }
 
 TEST(ObjectStore, DeleteAndDeleteCollection) {
-  ObjectStore store = MakeStore();
-  ASSERT_TRUE(store.Create(Kind::kResourceSlice, Slice("a", "node-1", "a.example.com")).ok());
-  ASSERT_TRUE(store.Create(Kind::kResourceSlice, Slice("b", "node-1", "b.example.com")).ok());
-  ASSERT_TRUE(store.Create(Kind::kResourceSlice, Slice("c", "node-2", "a.example.com")).ok());
+  ObjectStore store = MakeStoreWithFixedClock();
+  ASSERT_TRUE(store.Create(Kind::kResourceSlice, NodeSlice("a", "node-1", "a.example.com")).ok());
+  ASSERT_TRUE(store.Create(Kind::kResourceSlice, NodeSlice("b", "node-1", "b.example.com")).ok());
+  ASSERT_TRUE(store.Create(Kind::kResourceSlice, NodeSlice("c", "node-2", "a.example.com")).ok());
   ListOptions node1{
       .fields = *FieldSelector::Parse("spec.nodeName=node-1,spec.driver!=b.example.com",
                                       InfoOf(Kind::kResourceSlice), "v1"),
@@ -265,8 +266,8 @@ TEST(ObjectStore, DeleteAndDeleteCollection) {
 }
 
 TEST(ObjectStore, FinalizersDelayDeletion) {
-  ObjectStore store = MakeStore();
-  Json c = Claim("default", "c");
+  ObjectStore store = MakeStoreWithFixedClock();
+  Json c = NamespacedClaim("default", "c");
   c["metadata"]["finalizers"] = {"resource.kubernetes.io/delete-protection"};
   ASSERT_TRUE(store.Create(Kind::kResourceClaim, c).ok());
   absl::StatusOr<DeleteResult> pending = store.Delete(Kind::kResourceClaim, "default", "c");
@@ -280,9 +281,9 @@ TEST(ObjectStore, FinalizersDelayDeletion) {
 }
 
 TEST(ObjectStore, EventLogForWatches) {
-  ObjectStore store = MakeStore();
+  ObjectStore store = MakeStoreWithFixedClock();
   const int64_t start = store.ResourceVersion();
-  Json a = *store.Create(Kind::kResourceSlice, Slice("a", "node-1", "a.example.com"));
+  Json a = *store.Create(Kind::kResourceSlice, NodeSlice("a", "node-1", "a.example.com"));
   a["spec"]["pool"]["generation"] = 2;
   ASSERT_TRUE(store.Update(Kind::kResourceSlice, a).ok());
   ASSERT_TRUE(store.Delete(Kind::kResourceSlice, "", "a").ok());
@@ -298,7 +299,8 @@ TEST(ObjectStore, EventLogForWatches) {
 
   // The log keeps 100 events: older resourceVersions are Expired.
   for (int i = 0; i < 120; ++i) {
-    ASSERT_TRUE(store.Create(Kind::kResourceSlice, Slice("s-", "node-1", "a.example.com")).ok());
+    ASSERT_TRUE(
+        store.Create(Kind::kResourceSlice, NodeSlice("s-", "node-1", "a.example.com")).ok());
   }
   absl::Status expired = store.EventsSince(start).status();
   EXPECT_EQ(Reason(expired), "Expired");
@@ -306,26 +308,26 @@ TEST(ObjectStore, EventLogForWatches) {
 }
 
 TEST(ObjectStore, WaitForEventsWakesOnWrite) {
-  ObjectStore store = MakeStore();
+  ObjectStore store = MakeStoreWithFixedClock();
   const int64_t start = store.ResourceVersion();
   std::thread writer([&] {
-    ASSERT_TRUE(store.Create(Kind::kResourceSlice, Slice("a", "node-1", "a.example.com")).ok());
+    ASSERT_TRUE(store.Create(Kind::kResourceSlice, NodeSlice("a", "node-1", "a.example.com")).ok());
   });
   EXPECT_TRUE(store.WaitForEvents(start, absl::Seconds(30)));
   writer.join();
 }
 
 TEST(ObjectStore, TypedAccessors) {
-  ObjectStore store = MakeStore();
-  ASSERT_TRUE(store.Create(Kind::kResourceSlice, Slice("a", "node-1", "a.example.com")).ok());
-  ASSERT_TRUE(store.Create(Kind::kResourceSlice, Slice("b", "node-2", "a.example.com")).ok());
+  ObjectStore store = MakeStoreWithFixedClock();
+  ASSERT_TRUE(store.Create(Kind::kResourceSlice, NodeSlice("a", "node-1", "a.example.com")).ok());
+  ASSERT_TRUE(store.Create(Kind::kResourceSlice, NodeSlice("b", "node-2", "a.example.com")).ok());
   absl::StatusOr<std::vector<ResourceSlice>> slices = store.ListSlices("node-1");
   ASSERT_TRUE(slices.ok());
   ASSERT_EQ(slices->size(), 1u);
   EXPECT_EQ((*slices)[0].metadata.name, "a");
   EXPECT_TRUE(store.ListSlices("node-1", "other.example.com")->empty());
 
-  Json stored = *store.Create(Kind::kResourceClaim, Claim("default", "c"));
+  Json stored = *store.Create(Kind::kResourceClaim, NamespacedClaim("default", "c"));
   stored["status"] = {{"devices", {{{"driver", "a.example.com"}, {"pool", "p"}, {"device", "d"}}}}};
   ASSERT_TRUE(store.UpdateStatus(Kind::kResourceClaim, stored).ok());
   absl::StatusOr<ResourceClaim> claim = store.GetClaim("default", "c");
@@ -357,9 +359,9 @@ TEST(ObjectStore, TypedAccessors) {
 
 // The typed reads come from decoded copies: every kind of change must reach them.
 TEST(ObjectStore, TypedReadsFollowEveryChange) {
-  ObjectStore store = MakeStore();
-  ASSERT_TRUE(store.Create(Kind::kResourceClaim, Claim("default", "c")).ok());
-  ASSERT_TRUE(store.Create(Kind::kResourceSlice, Slice("s", "node-1", "a.example.com")).ok());
+  ObjectStore store = MakeStoreWithFixedClock();
+  ASSERT_TRUE(store.Create(Kind::kResourceClaim, NamespacedClaim("default", "c")).ok());
+  ASSERT_TRUE(store.Create(Kind::kResourceSlice, NodeSlice("s", "node-1", "a.example.com")).ok());
   ASSERT_TRUE(store.GetClaim("default", "c").ok());  // decoded now
   ASSERT_EQ(store.ListSlices("node-1", "a.example.com")->size(), 1u);
 
@@ -389,20 +391,20 @@ TEST(ObjectStore, TypedReadsFollowEveryChange) {
 }
 
 TEST(ObjectStore, SnapshotAndRestore) {
-  ObjectStore store = MakeStore();
-  ASSERT_TRUE(store.Create(Kind::kResourceSlice, Slice("a", "node-1", "a.example.com")).ok());
-  ASSERT_TRUE(store.Create(Kind::kResourceClaim, Claim("default", "c")).ok());
+  ObjectStore store = MakeStoreWithFixedClock();
+  ASSERT_TRUE(store.Create(Kind::kResourceSlice, NodeSlice("a", "node-1", "a.example.com")).ok());
+  ASSERT_TRUE(store.Create(Kind::kResourceClaim, NamespacedClaim("default", "c")).ok());
   Json snapshot = store.Snapshot();
   // The two, and the four system namespaces every store starts with.
   EXPECT_EQ(snapshot["objects"].size(), 6u);
 
-  ObjectStore restored = MakeStore();
+  ObjectStore restored = MakeStoreWithFixedClock();
   ASSERT_TRUE(restored.Restore(snapshot).ok());
   EXPECT_EQ(restored.ResourceVersion(), store.ResourceVersion());
   EXPECT_EQ(*restored.Get(Kind::kResourceSlice, "", "a"),
             *store.Get(Kind::kResourceSlice, "", "a"));
   EXPECT_TRUE(restored.Get(Kind::kNode, "", "node-1").ok());
-  Json next = *restored.Create(Kind::kResourceClaim, Claim("default", "d"));
+  Json next = *restored.Create(Kind::kResourceClaim, NamespacedClaim("default", "d"));
   EXPECT_GT(Rv(next), store.ResourceVersion());
 
   Json bad = snapshot;

@@ -18,8 +18,8 @@ using Json = nlohmann::json;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
-Json Slice(const std::string& name, const std::string& driver, const std::string& node,
-           const Json& labels = Json::object()) {
+Json LabeledSlice(const std::string& name, const std::string& driver, const std::string& node,
+                  const Json& labels = Json::object()) {
   return {{"apiVersion", "resource.k8s.io/v1"},
           {"kind", "ResourceSlice"},
           {"metadata", {{"name", name}, {"labels", labels}}},
@@ -74,10 +74,10 @@ class WatchStreamTest : public ::testing::Test {
 constexpr char kMine[] = "spec.driver=gpu.example.com,spec.nodeName=node-1";
 
 TEST_F(WatchStreamTest, WatchListReplaysMatchingObjectsThenInitialEventsEndBookmark) {
-  Create(Slice("mine-a", "gpu.example.com", "node-1"));
-  Create(Slice("other-driver", "tpu.example.com", "node-1"));
-  Create(Slice("other-node", "gpu.example.com", "node-2"));
-  Create(Slice("mine-b", "gpu.example.com", "node-1"));
+  Create(LabeledSlice("mine-a", "gpu.example.com", "node-1"));
+  Create(LabeledSlice("other-driver", "tpu.example.com", "node-1"));
+  Create(LabeledSlice("other-node", "gpu.example.com", "node-2"));
+  Create(LabeledSlice("mine-b", "gpu.example.com", "node-1"));
   WatchStream stream(&store_, {},
                      Options({{"fieldSelector", kMine},
                               {"sendInitialEvents", "true"},
@@ -97,13 +97,13 @@ TEST_F(WatchStreamTest, WatchListReplaysMatchingObjectsThenInitialEventsEndBookm
   EXPECT_FALSE(out.ended);
 
   // Live: the driver's own new slice arrives; a slice of another driver does not.
-  Create(Slice("other-2", "tpu.example.com", "node-1"));
-  Create(Slice("mine-c", "gpu.example.com", "node-1"));
+  Create(LabeledSlice("other-2", "tpu.example.com", "node-1"));
+  Create(LabeledSlice("mine-c", "gpu.example.com", "node-1"));
   EXPECT_THAT(Summary(Events(stream.Next(absl::Seconds(5)).data)), ElementsAre("ADDED mine-c"));
 }
 
 TEST_F(WatchStreamTest, WatchListOfAnEmptySelectionSendsOnlyTheBookmark) {
-  Create(Slice("other", "tpu.example.com", "node-1"));
+  Create(LabeledSlice("other", "tpu.example.com", "node-1"));
   WatchStream stream(&store_, {},
                      Options({{"fieldSelector", kMine},
                               {"sendInitialEvents", "true"},
@@ -116,9 +116,9 @@ TEST_F(WatchStreamTest, WatchListOfAnEmptySelectionSendsOnlyTheBookmark) {
 }
 
 TEST_F(WatchStreamTest, ClassicWatchFromAResourceVersionSendsOnlyLaterEvents) {
-  Create(Slice("before", "gpu.example.com", "node-1"));
+  Create(LabeledSlice("before", "gpu.example.com", "node-1"));
   const int64_t listed = store_.ResourceVersion();
-  Create(Slice("after", "gpu.example.com", "node-1"));
+  Create(LabeledSlice("after", "gpu.example.com", "node-1"));
   WatchStream stream(&store_, {},
                      Options({{"fieldSelector", kMine},
                               {"resourceVersion", std::to_string(listed)},
@@ -146,7 +146,7 @@ TEST_F(WatchStreamTest, ClassicWatchFromAResourceVersionSendsOnlyLaterEvents) {
 }
 
 TEST_F(WatchStreamTest, WatchWithoutResourceVersionStartsWithTheCurrentState) {
-  Create(Slice("a", "gpu.example.com", "node-1"));
+  Create(LabeledSlice("a", "gpu.example.com", "node-1"));
   for (const char* rv : {"", "0"}) {
     SCOPED_TRACE(rv);
     WatchStream stream(&store_, {}, Options({{"resourceVersion", rv}}), Fast());
@@ -162,7 +162,7 @@ TEST_F(WatchStreamTest, WatchWithoutResourceVersionStartsWithTheCurrentState) {
 }
 
 TEST_F(WatchStreamTest, ObjectsLeavingAndEnteringTheSelectionAreDeletedAndAdded) {
-  Create(Slice("s", "gpu.example.com", "node-1", {{"tier", "gold"}}));
+  Create(LabeledSlice("s", "gpu.example.com", "node-1", {{"tier", "gold"}}));
   WatchStream stream(&store_, {},
                      Options({{"labelSelector", "tier=gold"},
                               {"resourceVersion", std::to_string(store_.ResourceVersion())}}),
@@ -182,7 +182,7 @@ TEST_F(WatchStreamTest, ObjectsLeavingAndEnteringTheSelectionAreDeletedAndAdded)
 }
 
 TEST_F(WatchStreamTest, EventsAreInTheUrlsVersion) {
-  Create(Slice("a", "gpu.example.com", "node-1"));
+  Create(LabeledSlice("a", "gpu.example.com", "node-1"));
   WatchStream stream(&store_, WatchTarget{.kind = Kind::kResourceSlice, .version = "v1beta1"},
                      Options({}, "v1beta1"), Fast());
   ASSERT_TRUE(stream.Start().ok());
@@ -202,7 +202,7 @@ TEST_F(WatchStreamTest, OnlyTheWatchedKindAndNamespace) {
       &store_, WatchTarget{.kind = Kind::kResourceClaim, .version = "v1", .namespace_ = "team-a"},
       Options({{"resourceVersion", std::to_string(store_.ResourceVersion())}}), Fast());
   ASSERT_TRUE(stream.Start().ok());
-  Create(Slice("a", "gpu.example.com", "node-1"));
+  Create(LabeledSlice("a", "gpu.example.com", "node-1"));
   Json other = claim;
   other["metadata"]["namespace"] = "team-b";
   ASSERT_TRUE(store_.Create(Kind::kResourceClaim, other).ok());
@@ -213,7 +213,8 @@ TEST_F(WatchStreamTest, OnlyTheWatchedKindAndNamespace) {
 TEST_F(WatchStreamTest, TooOldResourceVersionIsOneExpiredErrorEvent) {
   ObjectStore small(StoreOptions{.node_name = "node-1", .event_log_capacity = 2});
   for (const char* name : {"a", "b", "c", "d"}) {
-    ASSERT_TRUE(small.Create(Kind::kResourceSlice, Slice(name, "gpu.example.com", "node-1")).ok());
+    ASSERT_TRUE(
+        small.Create(Kind::kResourceSlice, LabeledSlice(name, "gpu.example.com", "node-1")).ok());
   }
   WatchStream stream(&small, {}, Options({{"resourceVersion", "1"}}), Fast());
   ASSERT_TRUE(stream.Start().ok());
@@ -248,7 +249,7 @@ TEST_F(WatchStreamTest, PeriodicBookmarksOnlyWhenAllowed) {
   WatchStream without(&store_, {}, Options({{"resourceVersion", rv}}), timings);
   ASSERT_TRUE(with.Start().ok());
   ASSERT_TRUE(without.Start().ok());
-  Create(Slice("x", "tpu.example.com", "node-9"));  // moves the resourceVersion
+  Create(LabeledSlice("x", "tpu.example.com", "node-9"));  // moves the resourceVersion
   std::vector<Json> events;
   for (int i = 0; i < 100 && (events.empty() || events.back()["type"] != "BOOKMARK"); ++i) {
     for (Json& e : Events(with.Next(absl::Milliseconds(50)).data)) events.push_back(std::move(e));

@@ -6,6 +6,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/example_names.h"
 
 namespace kdp::manager::resourceclaim {
 namespace {
@@ -13,12 +14,12 @@ namespace {
 using resourceapi::DeviceTaint;
 using resourceapi::DeviceToleration;
 
-constexpr char kDriver[] = "gpu.example.com";
+using ::kdp::testing::kGpuDriver;
 
 resourceapi::ResourceSlice Slice(std::vector<DeviceTaint> taints, int64_t generation = 1) {
   resourceapi::ResourceSlice s;
   s.metadata.name = "slice-" + std::to_string(generation);
-  s.spec.driver = kDriver;
+  s.spec.driver = kGpuDriver;
   s.spec.pool = {.name = "node-a", .generation = generation, .resource_slice_count = 1};
   s.spec.node_name = "node-a";
   resourceapi::Device d;
@@ -35,7 +36,7 @@ resourceapi::ResourceClaim Claim(std::string device,
   c.metadata.name = "claim-" + device;
   resourceapi::AllocationResult a;
   a.results.push_back({.request = "gpu",
-                       .driver = kDriver,
+                       .driver = kGpuDriver,
                        .pool = "node-a",
                        .device = std::move(device),
                        .tolerations = std::move(tolerations)});

@@ -15,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "manager/src/controlplane/resourceclaim/pod_claim_controller.h"
+#include "tests/testing/example_names.h"
 #include "tests/testing/temp_dir.h"
 
 namespace kdp::manager::resourceclaim {
@@ -28,7 +29,7 @@ using ::testing::IsEmpty;
 using Json = nlohmann::json;
 
 constexpr char kNode[] = "node-a";
-constexpr char kDriver[] = "gpu.example.com";
+using ::kdp::testing::kGpuDriver;
 
 // Records, in one log shared with the store's durability hook, every NodePrepareResources.
 class RecordingDriver final : public dra::DraPlugin, public dra::DraPlugins {
@@ -56,12 +57,12 @@ class RecordingDriver final : public dra::DraPlugin, public dra::DraPlugins {
     return response;
   }
   absl::StatusOr<std::shared_ptr<dra::DraPlugin>> Get(const std::string& driver) override {
-    if (driver != kDriver) return absl::FailedPreconditionError("not registered");
+    if (driver != kGpuDriver) return absl::FailedPreconditionError("not registered");
     return std::shared_ptr<dra::DraPlugin>(this, [](dra::DraPlugin*) {});
   }
 
  private:
-  const std::string name_ = kDriver;
+  const std::string name_ = kGpuDriver;
   std::vector<std::string>* const log_;
   absl::Mutex* const mu_;
 };
@@ -93,26 +94,26 @@ class PodClaimControllerCrashTest : public ::testing::Test {
     ASSERT_TRUE(dra.ok()) << dra.status();
     dra_ = *std::move(dra);
     controller_ = std::make_unique<PodClaimController>(&store_, dra_.get());
-    Create(
-        Kind::kDeviceClass,
-        {{"metadata", {{"name", kDriver}}},
-         {"spec",
-          {{"selectors",
-            {{{"cel", {{"expression", absl::StrCat("device.driver == \"", kDriver, "\"")}}}}}}}}});
+    Create(Kind::kDeviceClass,
+           {{"metadata", {{"name", kGpuDriver}}},
+            {"spec",
+             {{"selectors",
+               {{{"cel",
+                  {{"expression", absl::StrCat("device.driver == \"", kGpuDriver, "\"")}}}}}}}}});
     Json devices = Json::array();
     for (const char* name : {"gpu-0", "gpu-1", "gpu-2", "gpu-3"})
       devices.push_back({{"name", name}});
     Create(Kind::kResourceSlice,
            {{"metadata", {{"name", "node-a-gpus"}}},
             {"spec",
-             {{"driver", kDriver},
+             {{"driver", kGpuDriver},
               {"nodeName", kNode},
               {"pool", {{"name", kNode}, {"generation", 1}, {"resourceSliceCount", 1}}},
               {"devices", devices}}}});
     const Json spec = {
         {"devices",
          {{"requests",
-           {{{"name", "gpu"}, {"exactly", {{"deviceClassName", kDriver}, {"count", 1}}}}}}}}};
+           {{{"name", "gpu"}, {"exactly", {{"deviceClassName", kGpuDriver}, {"count", 1}}}}}}}}};
     Create(Kind::kResourceClaimTemplate,
            {{"metadata", {{"name", "one-gpu"}, {"namespace", "default"}}},
             {"spec", {{"spec", spec}}}});

@@ -17,6 +17,7 @@
 #include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/example_names.h"
 #include "tests/testing/temp_dir.h"
 
 namespace kdp::manager::resourceclaim {
@@ -33,7 +34,7 @@ using ::testing::SizeIs;
 using Json = nlohmann::json;
 
 constexpr char kNode[] = "node-a";
-constexpr char kDriver[] = "gpu.example.com";
+using ::kdp::testing::kGpuDriver;
 constexpr char kClass[] = "gpu.example.com";
 // The characters the store appends to a generateName.
 constexpr char kSuffix[] = "[bcdfghjklmnpqrstvwxz2456789]{5}";
@@ -104,9 +105,9 @@ class FakeDriver final : public dra::DraPlugin {
 class FakeDrivers final : public dra::DraPlugins {
  public:
   explicit FakeDrivers(resourceapi::ObjectStore* store)
-      : driver_(std::make_shared<FakeDriver>(kDriver, store)) {}
+      : driver_(std::make_shared<FakeDriver>(kGpuDriver, store)) {}
   absl::StatusOr<std::shared_ptr<dra::DraPlugin>> Get(const std::string& driver) override {
-    if (driver != kDriver) {
+    if (driver != kGpuDriver) {
       return absl::FailedPreconditionError(
           absl::StrCat("DRA driver ", driver, " is not registered"));
     }
@@ -121,10 +122,11 @@ class FakeDrivers final : public dra::DraPlugins {
 // ---- v1 objects ----
 
 Json DeviceClassJson(const std::string& name) {
-  return {{"metadata", {{"name", name}}},
-          {"spec",
-           {{"selectors",
-             {{{"cel", {{"expression", absl::StrCat("device.driver == \"", kDriver, "\"")}}}}}}}}};
+  return {
+      {"metadata", {{"name", name}}},
+      {"spec",
+       {{"selectors",
+         {{{"cel", {{"expression", absl::StrCat("device.driver == \"", kGpuDriver, "\"")}}}}}}}}};
 }
 
 Json SliceJson(const std::vector<std::string>& devices) {
@@ -132,7 +134,7 @@ Json SliceJson(const std::vector<std::string>& devices) {
   for (const std::string& device : devices) list.push_back({{"name", device}});
   return {{"metadata", {{"name", absl::StrCat(kNode, "-gpus")}}},
           {"spec",
-           {{"driver", kDriver},
+           {{"driver", kGpuDriver},
             {"nodeName", kNode},
             {"pool", {{"name", kNode}, {"generation", 1}, {"resourceSliceCount", 1}}},
             {"devices", list}}}};
@@ -575,7 +577,7 @@ TEST_F(PodClaimControllerTest, PrepareGivesCdiDevicesAndDescribeShowsThem) {
   EXPECT_EQ(after[0].claim_name, name);
   EXPECT_EQ(after[0].claim_uid, Claim(name).metadata.uid);
   ASSERT_THAT(after[0].devices, SizeIs(1));
-  EXPECT_EQ(after[0].devices[0].first, kDriver);
+  EXPECT_EQ(after[0].devices[0].first, kGpuDriver);
   EXPECT_EQ(after[0].devices[0].second.pool_name, kNode);
   EXPECT_EQ(after[0].devices[0].second.device_name, "gpu-0");
   EXPECT_THAT(after[0].devices[0].second.cdi_device_ids, ElementsAre("gpu.example.com/gpu=gpu-0"));

@@ -44,13 +44,13 @@ Attr V(std::string name, std::string v) {
   return a;
 }
 
-struct Dev {
+struct CelDeviceSpec {
   std::string driver;
   std::vector<Attr> attributes;
   std::vector<std::pair<std::string, std::string>> capacity;
 };
 
-DeviceView View(const Dev& spec) {
+DeviceView View(const CelDeviceSpec& spec) {
   resourceapi::Device d;
   d.name = "dev-0";
   for (const Attr& a : spec.attributes) d.attributes[a.name] = a.value;
@@ -60,7 +60,7 @@ DeviceView View(const Dev& spec) {
   return *std::move(view);
 }
 
-absl::StatusOr<bool> Eval(const std::string& expression, const Dev& device,
+absl::StatusOr<bool> Eval(const std::string& expression, const CelDeviceSpec& device,
                           const CompileOptions& options = {}) {
   absl::StatusOr<CompiledSelector> s = CompiledSelector::Compile(expression, options);
   if (!s.ok()) return s.status();
@@ -71,7 +71,7 @@ absl::StatusOr<bool> Eval(const std::string& expression, const Dev& device,
 // result, or a substring of the compile or evaluation error).
 struct Case {
   std::string expression;
-  Dev device;
+  CelDeviceSpec device;
   bool match = false;
   std::string error;
 };
@@ -90,18 +90,19 @@ void Check(const std::vector<Case>& cases) {
   }
 }
 
-const Dev kNone{"", {}, {}};
+const CelDeviceSpec kNone{"", {}, {}};
 const std::string kDra = "dra.example.com";
 
 // k8s.io/dynamic-resource-allocation/cel/compile_test.go (testcases), with its devices; upstream
 // reports "Syntax error" where kdp says "syntax error".
 TEST(CelUpstream, DynamicResourceAllocationCompileTest) {
-  const Dev name_bool{kDra, {B("name", true)}, {}};
-  const Dev one_mi{kDra, {}, {{"name", "1Mi"}}};
-  const Dev services{kDra, {S("services", "some_example_value")}, {}};
-  const Dev all{kDra,
-                {B("bool", true), I("int", 1), S("string", "fish"), V("version", "1.0.0")},
-                {{"quantity", "1Mi"}}};
+  const CelDeviceSpec name_bool{kDra, {B("name", true)}, {}};
+  const CelDeviceSpec one_mi{kDra, {}, {{"name", "1Mi"}}};
+  const CelDeviceSpec services{kDra, {S("services", "some_example_value")}, {}};
+  const CelDeviceSpec all{
+      kDra,
+      {B("bool", true), I("int", 1), S("string", "fish"), V("version", "1.0.0")},
+      {{"quantity", "1Mi"}}};
   Check({
       {"true", kNone, true, ""},
       {"false", kNone, false, ""},
@@ -197,7 +198,7 @@ TEST(CelUpstream, ExpensiveExpressionIsRefusedAndCancelled) {
 // The older "expensive" case of compile_test.go: 32,000 attributes (the API allows 32), each
 // traversed twice; the estimate (for 32) passes, the evaluation is cancelled.
 TEST(CelUpstream, ManyAttributesExceedTheRuntimeLimit) {
-  Dev device{kDra, {}, {}};
+  CelDeviceSpec device{kDra, {}, {}};
   for (int i = 0; i < 1000 * 32; ++i) {
     const std::string suffix = "-" + std::to_string(i);
     device.attributes.push_back(
@@ -219,19 +220,19 @@ TEST(CelUpstream, ManyAttributesExceedTheRuntimeLimit) {
 
 // Device classes, documentation and tests of the drivers and of Kubernetes.
 TEST(CelUpstream, DriverAndDocumentationExpressions) {
-  const Dev nvidia_gpu{"gpu.nvidia.com",
-                       {S("type", "gpu"), S("productName", "NVIDIA GeForce RTX 3090 Ti"),
-                        S("uuid", "GPU-1"), I("index", 0)},
-                       {{"memory", "24Gi"}}};
-  const Dev nvidia_mig{
+  const CelDeviceSpec nvidia_gpu{"gpu.nvidia.com",
+                                 {S("type", "gpu"), S("productName", "NVIDIA GeForce RTX 3090 Ti"),
+                                  S("uuid", "GPU-1"), I("index", 0)},
+                                 {{"memory", "24Gi"}}};
+  const CelDeviceSpec nvidia_mig{
       "gpu.nvidia.com", {S("type", "mig"), S("profile", "3g.40gb")}, {{"memory", "40Gi"}}};
-  const Dev intel{"gpu.intel.com",
-                  {S("model", "A770"), S("driver", "vfio-pci"), B("sriov", false),
-                   S("pciId", "0xe223"), S("pciAddress", "0000:03:00.0")},
-                  {{"memory", "16Gi"}}};
-  const Dev example{"gpu.example.com",
-                    {S("type", "gpu"), I("index", 3), S("model", "LATEST-GPU-MODEL")},
-                    {{"memory", "80Gi"}}};
+  const CelDeviceSpec intel{"gpu.intel.com",
+                            {S("model", "A770"), S("driver", "vfio-pci"), B("sriov", false),
+                             S("pciId", "0xe223"), S("pciAddress", "0000:03:00.0")},
+                            {{"memory", "16Gi"}}};
+  const CelDeviceSpec example{"gpu.example.com",
+                              {S("type", "gpu"), I("index", 3), S("model", "LATEST-GPU-MODEL")},
+                              {{"memory", "80Gi"}}};
   Check({
       // NVIDIA k8s-dra-driver-gpu's DeviceClasses gpu.nvidia.com and mig.nvidia.com (as published
       // in its Helm chart and quoted in its users' documentation).
@@ -293,10 +294,11 @@ TEST(CelUpstream, DriverAndDocumentationExpressions) {
   });
 }
 
-const Dev kGpu{"gpu.example.com",
-               {S("model", "LATEST-GPU-MODEL"), I("index", 3), S("services", "a,b,c"),
-                S("text", "  Hello, W\xc3\xb6rld  "), B("healthy", true)},
-               {{"memory", "80Gi"}}};
+const CelDeviceSpec kExampleGpu{
+    "gpu.example.com",
+    {S("model", "LATEST-GPU-MODEL"), I("index", 3), S("services", "a,b,c"),
+     S("text", "  Hello, W\xc3\xb6rld  "), B("healthy", true)},
+    {{"memory", "80Gi"}}};
 const std::string kAttr = "device.attributes['gpu.example.com']";
 
 TEST(CelEnvironment, ArithmeticConditionalAndLiterals) {
@@ -332,38 +334,39 @@ TEST(CelEnvironment, ArithmeticConditionalAndLiterals) {
            "9223372036854775807 - 1 + 1 > 0",
            "-9223372036854775808 + 1 < 0",
        }) {
-    cases.push_back({e, kGpu, true, ""});
+    cases.push_back({e, kExampleGpu, true, ""});
   }
-  cases.push_back({kAttr + ".index * 2 + 1 == 7", kGpu, true, ""});
-  cases.push_back({kAttr + ".index % 2 == 1 ? " + kAttr + ".healthy : false", kGpu, true, ""});
+  cases.push_back({kAttr + ".index * 2 + 1 == 7", kExampleGpu, true, ""});
+  cases.push_back(
+      {kAttr + ".index % 2 == 1 ? " + kAttr + ".healthy : false", kExampleGpu, true, ""});
   Check(cases);
 }
 
 TEST(CelEnvironment, MacrosOverListsAndMaps) {
   Check({
-      {"[1, 2, 3].all(x, x > 0)", kGpu, true, ""},
-      {"[1, 2, 3].exists(x, x == 2)", kGpu, true, ""},
-      {"[1, 2, 3].exists_one(x, x > 1)", kGpu, false, ""},
-      {"[1, 2, 3].map(x, x * 2) == [2, 4, 6]", kGpu, true, ""},
-      {"[1, 2, 3].map(x, x > 1, x * 10) == [20, 30]", kGpu, true, ""},
-      {"[1, 2, 3].filter(x, x % 2 == 1) == [1, 3]", kGpu, true, ""},
-      {"{'a': 1, 'b': 2}.map(k, k) == ['a', 'b']", kGpu, true, ""},
-      {"{'a': 1, 'b': 2}.filter(k, k == 'b').size() == 1", kGpu, true, ""},
-      {"[].all(x, x > 0) && ![].exists(x, true)", kGpu, true, ""},
-      {kAttr + ".exists(id, id == 'model')", kGpu, true, ""},
-      {kAttr + ".all(id, id.size() > 3)", kGpu, true, ""},
+      {"[1, 2, 3].all(x, x > 0)", kExampleGpu, true, ""},
+      {"[1, 2, 3].exists(x, x == 2)", kExampleGpu, true, ""},
+      {"[1, 2, 3].exists_one(x, x > 1)", kExampleGpu, false, ""},
+      {"[1, 2, 3].map(x, x * 2) == [2, 4, 6]", kExampleGpu, true, ""},
+      {"[1, 2, 3].map(x, x > 1, x * 10) == [20, 30]", kExampleGpu, true, ""},
+      {"[1, 2, 3].filter(x, x % 2 == 1) == [1, 3]", kExampleGpu, true, ""},
+      {"{'a': 1, 'b': 2}.map(k, k) == ['a', 'b']", kExampleGpu, true, ""},
+      {"{'a': 1, 'b': 2}.filter(k, k == 'b').size() == 1", kExampleGpu, true, ""},
+      {"[].all(x, x > 0) && ![].exists(x, true)", kExampleGpu, true, ""},
+      {kAttr + ".exists(id, id == 'model')", kExampleGpu, true, ""},
+      {kAttr + ".all(id, id.size() > 3)", kExampleGpu, true, ""},
       {kAttr + ".filter(id, id.startsWith('m')) == ['memory', 'model'].filter(x, x != 'memory')",
-       kGpu, true, ""},
-      {"device.attributes.all(d, device.attributes[d].size() > 0)", kGpu, true, ""},
+       kExampleGpu, true, ""},
+      {"device.attributes.all(d, device.attributes[d].size() > 0)", kExampleGpu, true, ""},
       {"device.capacity['gpu.example.com'].exists(c, "
        "device.capacity['gpu.example.com'][c].compareTo(quantity('1Gi')) > 0)",
-       kGpu, true, ""},
-      {kAttr + ".services.split(',').exists(s, s == 'b')", kGpu, true, ""},
-      {"[[1, 2], [3]].all(l, l.all(x, x > 0))", kGpu, true, ""},
-      {"[1, 2].all(x, [3, 4].exists(x, x == 4))", kGpu, true, ""},  // shadowing
-      {"cel.bind(m, " + kAttr + ".model, m.startsWith('LATEST') && m.endsWith('MODEL'))", kGpu,
-       true, ""},
-      {"cel.bind(x, [1, 2], x.map(y, y + x.size())) == [3, 4]", kGpu, true, ""},
+       kExampleGpu, true, ""},
+      {kAttr + ".services.split(',').exists(s, s == 'b')", kExampleGpu, true, ""},
+      {"[[1, 2], [3]].all(l, l.all(x, x > 0))", kExampleGpu, true, ""},
+      {"[1, 2].all(x, [3, 4].exists(x, x == 4))", kExampleGpu, true, ""},  // shadowing
+      {"cel.bind(m, " + kAttr + ".model, m.startsWith('LATEST') && m.endsWith('MODEL'))",
+       kExampleGpu, true, ""},
+      {"cel.bind(x, [1, 2], x.map(y, y + x.size())) == [3, 4]", kExampleGpu, true, ""},
   });
 }
 
@@ -409,7 +412,7 @@ TEST(CelEnvironment, StringAndListLibraries) {
            "quantity('2Ki').asInteger() == 2048 && isQuantity('1Gi') && !isQuantity('1 Gi')",
            "isSemver('1.2.3') && !isSemver('1.2')",
        }) {
-    cases.push_back({e, kGpu, true, ""});
+    cases.push_back({e, kExampleGpu, true, ""});
   }
   Check(cases);
 }
@@ -418,56 +421,58 @@ TEST(CelEnvironment, StringAndListLibraries) {
 // commutative over errors (a false, resp. true, element decides), the other macros are not.
 TEST(CelEnvironment, RuntimeErrorsFollowCelGo) {
   Check({
-      {"1 / 0 == 0", kGpu, false, "division by zero"},
-      {"1 % 0 == 0", kGpu, false, "modulus by zero"},
-      {"9223372036854775807 + 1 > 0", kGpu, false, "integer overflow"},
-      {"-9223372036854775808 - 1 < 0", kGpu, false, "integer overflow"},
-      {"4611686018427387904 * 2 > 0", kGpu, false, "integer overflow"},
-      {"-9223372036854775808 / -1 > 0", kGpu, false, "integer overflow"},
-      {"-9223372036854775808 % -1 == 0", kGpu, false, "integer overflow"},
-      {"-(-9223372036854775808) > 0", kGpu, false, "integer overflow"},
-      {"[9223372036854775807, 1].sum() > 0", kGpu, false, "integer overflow"},
-      {"[1, 2][2] == 1", kGpu, false, "index '2' out of range in list size '2'"},
-      {"{'a': 1}.b == 1", kGpu, false, "no such key: b"},
-      {"{'a': 1, 'a': 2}.size() == 1", kGpu, false, "Failed with repeated key"},
-      {"(1 / 0 == 1) ? true : true", kGpu, false, "division by zero"},
-      {"[].min() == 1", kGpu, false, "min called on empty list"},
-      {"'abc'.substring(4) == ''", kGpu, false, "index out of range: 4"},
-      {"'abc'.substring(2, 1) == ''", kGpu, false, "invalid substring range. start: 2, end: 1"},
-      {"''.indexOf('a') == -1", kGpu, false, "index out of range: 0"},
-      {"'abc'.charAt(4) == ''", kGpu, false, "index out of range: 4"},
-      {"int('x') == 1", kGpu, false, "strconv.ParseInt: parsing \"x\": invalid syntax"},
-      {"int('9223372036854775808') == 1", kGpu, false, "value out of range"},
-      {"'a'.matches(" + kAttr + ".model + '[') ", kGpu, false, "error parsing regexp"},
-      {"quantity('1500m').asInteger() == 1", kGpu, false, "cannot convert value to integer"},
-      {"[1, dyn('a')].isSorted()", kGpu, false, "no such overload"},
+      {"1 / 0 == 0", kExampleGpu, false, "division by zero"},
+      {"1 % 0 == 0", kExampleGpu, false, "modulus by zero"},
+      {"9223372036854775807 + 1 > 0", kExampleGpu, false, "integer overflow"},
+      {"-9223372036854775808 - 1 < 0", kExampleGpu, false, "integer overflow"},
+      {"4611686018427387904 * 2 > 0", kExampleGpu, false, "integer overflow"},
+      {"-9223372036854775808 / -1 > 0", kExampleGpu, false, "integer overflow"},
+      {"-9223372036854775808 % -1 == 0", kExampleGpu, false, "integer overflow"},
+      {"-(-9223372036854775808) > 0", kExampleGpu, false, "integer overflow"},
+      {"[9223372036854775807, 1].sum() > 0", kExampleGpu, false, "integer overflow"},
+      {"[1, 2][2] == 1", kExampleGpu, false, "index '2' out of range in list size '2'"},
+      {"{'a': 1}.b == 1", kExampleGpu, false, "no such key: b"},
+      {"{'a': 1, 'a': 2}.size() == 1", kExampleGpu, false, "Failed with repeated key"},
+      {"(1 / 0 == 1) ? true : true", kExampleGpu, false, "division by zero"},
+      {"[].min() == 1", kExampleGpu, false, "min called on empty list"},
+      {"'abc'.substring(4) == ''", kExampleGpu, false, "index out of range: 4"},
+      {"'abc'.substring(2, 1) == ''", kExampleGpu, false,
+       "invalid substring range. start: 2, end: 1"},
+      {"''.indexOf('a') == -1", kExampleGpu, false, "index out of range: 0"},
+      {"'abc'.charAt(4) == ''", kExampleGpu, false, "index out of range: 4"},
+      {"int('x') == 1", kExampleGpu, false, "strconv.ParseInt: parsing \"x\": invalid syntax"},
+      {"int('9223372036854775808') == 1", kExampleGpu, false, "value out of range"},
+      {"'a'.matches(" + kAttr + ".model + '[') ", kExampleGpu, false, "error parsing regexp"},
+      {"quantity('1500m').asInteger() == 1", kExampleGpu, false, "cannot convert value to integer"},
+      {"[1, dyn('a')].isSorted()", kExampleGpu, false, "no such overload"},
       // Errors inside macros.
-      {"[1, 2].exists(x, " + kAttr + ".nope == x)", kGpu, false, "no such key: nope"},
-      {"[1, 0].all(x, 10 / x > 0)", kGpu, false, "division by zero"},
-      {"[0, 1].all(x, 10 / x > 100)", kGpu, false, ""},    // the false element decides
-      {"[1, 0].all(x, 10 / x > 100)", kGpu, false, ""},    // whatever its position
-      {"[0, 1].exists(x, 10 / x == 10)", kGpu, true, ""},  // the true element decides
-      {"[0].exists(x, 10 / x == 1)", kGpu, false, "division by zero"},
-      {"[1, 0].exists_one(x, 10 / x == 10)", kGpu, false, "division by zero"},
-      {"[1, 0].map(x, 10 / x) == [10]", kGpu, false, "division by zero"},
-      {"[1, 0].filter(x, 10 / x > 0) == [1]", kGpu, false, "division by zero"},
-      {"[1, 0].map(x, x > 0, 10 / x) == [10]", kGpu, true, ""},  // filtered out first
-      {"device.attributes.exists(d, device.attributes[d].nope == 1)", kGpu, false,
+      {"[1, 2].exists(x, " + kAttr + ".nope == x)", kExampleGpu, false, "no such key: nope"},
+      {"[1, 0].all(x, 10 / x > 0)", kExampleGpu, false, "division by zero"},
+      {"[0, 1].all(x, 10 / x > 100)", kExampleGpu, false, ""},    // the false element decides
+      {"[1, 0].all(x, 10 / x > 100)", kExampleGpu, false, ""},    // whatever its position
+      {"[0, 1].exists(x, 10 / x == 10)", kExampleGpu, true, ""},  // the true element decides
+      {"[0].exists(x, 10 / x == 1)", kExampleGpu, false, "division by zero"},
+      {"[1, 0].exists_one(x, 10 / x == 10)", kExampleGpu, false, "division by zero"},
+      {"[1, 0].map(x, 10 / x) == [10]", kExampleGpu, false, "division by zero"},
+      {"[1, 0].filter(x, 10 / x > 0) == [1]", kExampleGpu, false, "division by zero"},
+      {"[1, 0].map(x, x > 0, 10 / x) == [10]", kExampleGpu, true, ""},  // filtered out first
+      {"device.attributes.exists(d, device.attributes[d].nope == 1)", kExampleGpu, false,
        "no such key: nope"},
-      {"device.attributes.exists(d, device.attributes[d].nope == 1) || true", kGpu, true, ""},
+      {"device.attributes.exists(d, device.attributes[d].nope == 1) || true", kExampleGpu, true,
+       ""},
   });
 }
 
 TEST(CelCost, RuntimeLimitIsNotAbsorbedByLogicalOperators) {
   const std::string big = "[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(x, x > 0)";
   const CompileOptions tight{.max_estimated_cost = 0, .cost_limit = 20};
-  absl::StatusOr<bool> got = Eval(big + " || true", kGpu, tight);
+  absl::StatusOr<bool> got = Eval(big + " || true", kExampleGpu, tight);
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().message(), "operation cancelled: actual cost limit exceeded");
-  got = Eval("[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].exists(x, " + big + ")", kGpu, tight);
+  got = Eval("[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].exists(x, " + big + ")", kExampleGpu, tight);
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().message(), "operation cancelled: actual cost limit exceeded");
-  got = Eval(big, kGpu, {.max_estimated_cost = 0, .cost_limit = 1000});
+  got = Eval(big, kExampleGpu, {.max_estimated_cost = 0, .cost_limit = 1000});
   ASSERT_TRUE(got.ok()) << got.status();
   EXPECT_TRUE(*got);
 }
@@ -493,7 +498,7 @@ TEST(CelCost, EstimateBoundsMacrosByTheApiLimits) {
   EXPECT_THAT(std::string(refused.status().message()),
               HasSubstr("too complex, exceeds cost limit"));
   // The estimate is a bound of the actual cost for a device within the API's limits.
-  Dev full{"gpu.example.com", {}, {}};
+  CelDeviceSpec full{"gpu.example.com", {}, {}};
   for (int i = 0; i < 32; ++i) full.attributes.push_back(I("d" + std::to_string(i) + "/x", i));
   absl::StatusOr<bool> got = Eval(three, full, {.cost_limit = ok->max_cost()});
   ASSERT_TRUE(got.ok()) << got.status();
@@ -516,7 +521,7 @@ TEST(CelCost, ExpressionLengthLimit) {
 TEST(CelDevice, AllowMultipleAllocationsIsTheDevicesField) {
   absl::StatusOr<CompiledSelector> s = CompiledSelector::Compile("device.allowMultipleAllocations");
   ASSERT_TRUE(s.ok()) << s.status();
-  EXPECT_EQ(s->Matches(View(kGpu)).value_or(true), false);
+  EXPECT_EQ(s->Matches(View(kExampleGpu)).value_or(true), false);
   resourceapi::Device shared;
   shared.name = "dev-0";
   shared.allow_multiple_allocations = true;
@@ -576,10 +581,10 @@ TEST(CelEnvironment, RefusesWhatItDoesNotSupportByName) {
 
 // The examples docs/dra.md shows as working all compile and match the example driver's device.
 TEST(CelEnvironment, DocumentedExamplesMatch) {
-  const Dev gpu{"gpu.example.com",
-                {S("model", "example-gpu"), I("index", 4), V("driverVersion", "1.0.0"),
-                 S("uuid", "gpu-4"), I("numaNode", 1)},
-                {{"memory", "80Gi"}}};
+  const CelDeviceSpec gpu{"gpu.example.com",
+                          {S("model", "example-gpu"), I("index", 4), V("driverVersion", "1.0.0"),
+                           S("uuid", "gpu-4"), I("numaNode", 1)},
+                          {{"memory", "80Gi"}}};
   for (
       const char* e : {
           R"(device.driver == "gpu.example.com")",

@@ -22,7 +22,7 @@ std::string Repeat(const std::string& s, int n) {
   return out;
 }
 
-DeviceView View() {
+DeviceView GpuView() {
   resourceapi::Device device{.name = "gpu-0", .attributes = {}, .capacity = {}};
   device.attributes["model"].string_value = "A100";
   absl::StatusOr<DeviceView> view = DeviceView::Build("gpu.example.com", device);
@@ -57,13 +57,13 @@ TEST(CelFuzzRegression, NestingUpToTheLimitCompilesAndEvaluates) {
       Repeat("(", 124) + "device.driver == \"gpu.example.com\"" + Repeat(")", 124);
   absl::StatusOr<CompiledSelector> selector = CompiledSelector::Compile(nested);
   ASSERT_TRUE(selector.ok()) << selector.status();
-  absl::StatusOr<bool> matches = selector->Matches(View());
+  absl::StatusOr<bool> matches = selector->Matches(GpuView());
   ASSERT_TRUE(matches.ok()) << matches.status();
   EXPECT_TRUE(*matches);
   const std::string nots = Repeat("!", 248) + "true";  // even: true
   selector = CompiledSelector::Compile(nots);
   ASSERT_TRUE(selector.ok()) << selector.status();
-  EXPECT_EQ(selector->Matches(View()).value_or(false), true);
+  EXPECT_EQ(selector->Matches(GpuView()).value_or(false), true);
 }
 
 // A relation chain nests in the tree (and in cel-go's grammar): each operand is a level.
@@ -72,7 +72,7 @@ TEST(CelFuzzRegression, LongRelationChainIsRefused) {
   absl::StatusOr<CompiledSelector> selector =
       CompiledSelector::Compile(Repeat("true == ", 200) + "true");
   ASSERT_TRUE(selector.ok()) << selector.status();
-  EXPECT_EQ(selector->Matches(View()).value_or(false), true);
+  EXPECT_EQ(selector->Matches(GpuView()).value_or(false), true);
 }
 
 // && and || chains are built balanced, as cel-go builds them: long ones compile and evaluate
@@ -82,24 +82,24 @@ TEST(CelFuzzRegression, LongLogicalChainsAreBalanced) {
                           "device.attributes[\"gpu.example.com\"].model == \"A100\"";
   absl::StatusOr<CompiledSelector> selector = CompiledSelector::Compile(ors);
   ASSERT_TRUE(selector.ok()) << selector.status();
-  EXPECT_EQ(selector->Matches(View()).value_or(false), true);
+  EXPECT_EQ(selector->Matches(GpuView()).value_or(false), true);
 
   const std::string ands =
       Repeat("true && ", 1500) + "device.attributes[\"gpu.example.com\"].missing == 1";
   selector = CompiledSelector::Compile(ands);
   ASSERT_TRUE(selector.ok()) << selector.status();
-  absl::StatusOr<bool> error = selector->Matches(View());
+  absl::StatusOr<bool> error = selector->Matches(GpuView());
   ASSERT_FALSE(error.ok());
   EXPECT_THAT(error.status().message(), HasSubstr("no such key: missing"));
   // false && error is false wherever the false is.
   selector = CompiledSelector::Compile(
       "device.attributes[\"gpu.example.com\"].missing == 1 && true && false");
   ASSERT_TRUE(selector.ok()) << selector.status();
-  EXPECT_EQ(selector->Matches(View()).value_or(true), false);
+  EXPECT_EQ(selector->Matches(GpuView()).value_or(true), false);
   selector = CompiledSelector::Compile(
       "false && true && device.attributes[\"gpu.example.com\"].missing == 1");
   ASSERT_TRUE(selector.ok()) << selector.status();
-  EXPECT_EQ(selector->Matches(View()).value_or(true), false);
+  EXPECT_EQ(selector->Matches(GpuView()).value_or(true), false);
 
   absl::StatusOr<CompiledSelector> bad = CompiledSelector::Compile("true || false || 1 || true");
   ASSERT_FALSE(bad.ok());

@@ -66,12 +66,12 @@ std::string FileStart(std::string_view header, uint64_t header_seq = 0) {
                       Frame(header_seq, header));
 }
 
-std::string ReadBytes(const std::string& path) {
+std::string ReadJournalFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-void WriteBytes(const std::string& path, std::string_view bytes) {
+void WriteJournalFile(const std::string& path, std::string_view bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   ASSERT_TRUE(out.good()) << path;
@@ -105,9 +105,10 @@ TEST(Journal, WritesTheDocumentedFormat) {
     ASSERT_NE(journal, nullptr);
     ASSERT_TRUE(journal->Append("one", /*sync=*/true).ok());
     ASSERT_TRUE(journal->Append("", /*sync=*/false).ok());
-    EXPECT_EQ(journal->size_bytes(), ReadBytes(path).size());
+    EXPECT_EQ(journal->size_bytes(), ReadJournalFile(path).size());
   }
-  EXPECT_EQ(ReadBytes(path), absl::StrCat(FileStart("the header"), Frame(1, "one"), Frame(2, "")));
+  EXPECT_EQ(ReadJournalFile(path),
+            absl::StrCat(FileStart("the header"), Frame(1, "one"), Frame(2, "")));
   EXPECT_EQ((std::filesystem::status(path).permissions() & std::filesystem::perms::all),
             std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
 }
@@ -182,7 +183,7 @@ TEST(Journal, CutsATornLastRecordAtEveryLength) {
     kdp::testing::TempDir dir;
     const std::string path = dir.Path("journal");
     const std::string torn = absl::StrCat(intact, last.substr(0, kept));
-    WriteBytes(path, torn);
+    WriteJournalFile(path, torn);
 
     JournalContents contents;
     {
@@ -193,10 +194,10 @@ TEST(Journal, CutsATornLastRecordAtEveryLength) {
       EXPECT_EQ(contents.dropped_bytes, kept);
       EXPECT_THAT(contents.dropped_reason,
                   HasSubstr(absl::StrCat("offset ", intact.size(), ": short frame")));
-      EXPECT_EQ(ReadBytes(path), intact);
+      EXPECT_EQ(ReadJournalFile(path), intact);
       EXPECT_EQ(journal->size_bytes(), intact.size());
       EXPECT_THAT(contents.corrupt_copy_path, StartsWith(path + ".corrupt-"));
-      EXPECT_EQ(ReadBytes(contents.corrupt_copy_path), torn);
+      EXPECT_EQ(ReadJournalFile(contents.corrupt_copy_path), torn);
 
       absl::StatusOr<uint64_t> seq = journal->Append("after the cut", /*sync=*/true);
       ASSERT_TRUE(seq.ok()) << seq.status();
@@ -221,7 +222,7 @@ TEST(Journal, DropsEverythingFromACorruptRecordOn) {
   const std::string before = absl::StrCat(FileStart("hdr"), Frame(1, "first"));
   std::string file = absl::StrCat(before, Frame(2, "second"), Frame(3, "third"));
   file[before.size() + kFrameHeaderSize + 3] ^= 0x01;  // a bit of "second"
-  WriteBytes(path, file);
+  WriteJournalFile(path, file);
 
   JournalContents contents;
   std::unique_ptr<Journal> journal = OpenOrDie(path, &contents);
@@ -230,8 +231,8 @@ TEST(Journal, DropsEverythingFromACorruptRecordOn) {
   EXPECT_EQ(contents.dropped_bytes, file.size() - before.size());
   EXPECT_EQ(contents.dropped_reason,
             absl::StrCat("offset ", before.size(), ": record checksum mismatch"));
-  EXPECT_EQ(ReadBytes(path), before);
-  EXPECT_EQ(ReadBytes(contents.corrupt_copy_path), file);
+  EXPECT_EQ(ReadJournalFile(path), before);
+  EXPECT_EQ(ReadJournalFile(contents.corrupt_copy_path), file);
   EXPECT_EQ(journal->last_seq(), 1u);
 }
 
@@ -247,7 +248,7 @@ TEST(Journal, DropsAFrameWithAGarbageLength) {
     const std::string path = dir.Path("journal");
     std::string garbage = absl::StrCat(Frame(2, "second"), Frame(3, "third"));
     garbage.replace(0, 4, Le(c.length, 4));
-    WriteBytes(path, absl::StrCat(before, garbage));
+    WriteJournalFile(path, absl::StrCat(before, garbage));
 
     JournalContents contents;
     std::unique_ptr<Journal> journal = OpenOrDie(path, &contents);
@@ -255,7 +256,7 @@ TEST(Journal, DropsAFrameWithAGarbageLength) {
     EXPECT_THAT(contents.records, ElementsAre(JournalRecord{1, "first"}));
     EXPECT_EQ(contents.dropped_bytes, garbage.size());
     EXPECT_THAT(contents.dropped_reason, HasSubstr(c.reason));
-    EXPECT_EQ(ReadBytes(path), before);
+    EXPECT_EQ(ReadJournalFile(path), before);
   }
 }
 
@@ -264,7 +265,7 @@ TEST(Journal, DropsAZeroFilledTail) {
   kdp::testing::TempDir dir;
   const std::string path = dir.Path("journal");
   const std::string before = absl::StrCat(FileStart("hdr"), Frame(1, "first"));
-  WriteBytes(path, absl::StrCat(before, std::string(4096, '\0')));
+  WriteJournalFile(path, absl::StrCat(before, std::string(4096, '\0')));
 
   JournalContents contents;
   std::unique_ptr<Journal> journal = OpenOrDie(path, &contents);
@@ -273,14 +274,14 @@ TEST(Journal, DropsAZeroFilledTail) {
   EXPECT_EQ(contents.dropped_bytes, 4096u);
   EXPECT_EQ(contents.dropped_reason,
             absl::StrCat("offset ", before.size(), ": record checksum mismatch"));
-  EXPECT_EQ(ReadBytes(path), before);
+  EXPECT_EQ(ReadJournalFile(path), before);
 }
 
 TEST(Journal, DropsARecordWhoseSeqDoesNotIncrease) {
   kdp::testing::TempDir dir;
   const std::string path = dir.Path("journal");
   const std::string before = absl::StrCat(FileStart("hdr"), Frame(4, "four"));
-  WriteBytes(path, absl::StrCat(before, Frame(4, "four again"), Frame(5, "five")));
+  WriteJournalFile(path, absl::StrCat(before, Frame(4, "four again"), Frame(5, "five")));
 
   JournalContents contents;
   std::unique_ptr<Journal> journal = OpenOrDie(path, &contents);
@@ -310,14 +311,14 @@ TEST(Journal, RejectsAFileThatIsNotAJournal) {
     SCOPED_TRACE(c.name);
     kdp::testing::TempDir dir;
     const std::string path = dir.Path("journal");
-    WriteBytes(path, c.bytes);
+    WriteJournalFile(path, c.bytes);
     JournalContents contents;
     absl::StatusOr<std::unique_ptr<Journal>> journal = Journal::Open(path, "hdr", &contents);
     ASSERT_FALSE(journal.ok());
     EXPECT_EQ(journal.status().code(), absl::StatusCode::kDataLoss);
     EXPECT_THAT(journal.status().message(), HasSubstr(path));
     EXPECT_THAT(journal.status().message(), HasSubstr(c.rule));
-    EXPECT_EQ(ReadBytes(path), c.bytes);
+    EXPECT_EQ(ReadJournalFile(path), c.bytes);
     EXPECT_THAT(ListDir(dir.path()), ElementsAre("journal"));
   }
 }
@@ -356,7 +357,7 @@ TEST(Journal, RewriteKeepsSeqsAndAppendsContinue) {
     for (int i = 1; i <= 5; ++i) ASSERT_TRUE(journal->Append(absl::StrCat("r", i), false).ok());
     ASSERT_TRUE(journal->Rewrite("snapshot", {{2, "r2"}, {4, "r4"}}).ok());
     EXPECT_EQ(journal->last_seq(), 5u);
-    EXPECT_EQ(journal->size_bytes(), ReadBytes(path).size());
+    EXPECT_EQ(journal->size_bytes(), ReadJournalFile(path).size());
     absl::StatusOr<uint64_t> seq = journal->Append("r6", /*sync=*/true);
     ASSERT_TRUE(seq.ok());
     EXPECT_EQ(*seq, 6u);
@@ -385,7 +386,7 @@ TEST(Journal, RewriteWithoutRecordsKeepsTheNumberingAcrossReopen) {
     for (int i = 1; i <= 3; ++i) ASSERT_TRUE(journal->Append("r", false).ok());
     ASSERT_TRUE(journal->Rewrite("empty", {}).ok());
   }
-  EXPECT_EQ(ReadBytes(path), FileStart("empty", /*header_seq=*/3));
+  EXPECT_EQ(ReadJournalFile(path), FileStart("empty", /*header_seq=*/3));
   JournalContents contents;
   std::unique_ptr<Journal> journal = OpenOrDie(path, &contents);
   ASSERT_NE(journal, nullptr);
@@ -402,7 +403,7 @@ TEST(Journal, RewriteRejectsSeqsThatDoNotIncrease) {
   std::unique_ptr<Journal> journal = OpenOrDie(path, nullptr);
   ASSERT_NE(journal, nullptr);
   ASSERT_TRUE(journal->Append("r1", true).ok());
-  const std::string bytes = ReadBytes(path);
+  const std::string bytes = ReadJournalFile(path);
   for (const std::vector<JournalRecord>& records :
        {std::vector<JournalRecord>{{0, "zero"}}, std::vector<JournalRecord>{{2, "a"}, {2, "b"}},
         std::vector<JournalRecord>{{3, "a"}, {1, "b"}}}) {
@@ -410,7 +411,7 @@ TEST(Journal, RewriteRejectsSeqsThatDoNotIncrease) {
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
     EXPECT_THAT(status.message(), HasSubstr(path));
   }
-  EXPECT_EQ(ReadBytes(path), bytes);
+  EXPECT_EQ(ReadJournalFile(path), bytes);
   EXPECT_EQ(journal->last_seq(), 1u);
 }
 
@@ -418,7 +419,7 @@ TEST(Journal, RewriteRejectsSeqsThatDoNotIncrease) {
 // failed Rewrite.
 void ExpectOldJournalKeepsWorking(std::unique_ptr<Journal> journal, const std::string& path,
                                   const std::string& old_bytes) {
-  EXPECT_EQ(ReadBytes(path), old_bytes);
+  EXPECT_EQ(ReadJournalFile(path), old_bytes);
   EXPECT_EQ(journal->last_seq(), 2u);
   absl::StatusOr<uint64_t> seq = journal->Append("r3", /*sync=*/true);
   ASSERT_TRUE(seq.ok()) << seq.status();
@@ -442,7 +443,7 @@ TEST(Journal, RewriteInAReadOnlyDirectoryKeepsTheOldJournal) {
   ASSERT_NE(journal, nullptr);
   ASSERT_TRUE(journal->Append("r1", false).ok());
   ASSERT_TRUE(journal->Append("r2", false).ok());
-  const std::string old_bytes = ReadBytes(path);
+  const std::string old_bytes = ReadJournalFile(path);
 
   ASSERT_EQ(::chmod(sub.c_str(), 0500), 0);
   absl::Status status = journal->Rewrite("new", {{2, "r2"}});
@@ -460,7 +461,7 @@ TEST(Journal, RewriteThatCannotBeWrittenKeepsTheOldJournal) {
   ASSERT_NE(journal, nullptr);
   ASSERT_TRUE(journal->Append("r1", false).ok());
   ASSERT_TRUE(journal->Append("r2", false).ok());
-  const std::string old_bytes = ReadBytes(path);
+  const std::string old_bytes = ReadJournalFile(path);
   {
     ScopedFileSizeLimit limit(old_bytes.size() + 10);
     absl::Status status = journal->Rewrite(std::string(100, 'h'), {{2, "r2"}});
@@ -477,14 +478,14 @@ TEST(Journal, FailedAppendIsCutBackAndKeepsItsSeq) {
   std::unique_ptr<Journal> journal = OpenOrDie(path, nullptr);
   ASSERT_NE(journal, nullptr);
   ASSERT_TRUE(journal->Append("r1", true).ok());
-  const std::string old_bytes = ReadBytes(path);
+  const std::string old_bytes = ReadJournalFile(path);
   {
     // Room for part of the next frame: the write comes back short, then fails.
     ScopedFileSizeLimit limit(old_bytes.size() + 20);
     absl::StatusOr<uint64_t> seq = journal->Append(std::string(100, 'x'), /*sync=*/true);
     EXPECT_EQ(seq.status().code(), absl::StatusCode::kResourceExhausted) << seq.status();
     EXPECT_THAT(seq.status().message(), HasSubstr(path));
-    EXPECT_EQ(ReadBytes(path), old_bytes);  // no half record left
+    EXPECT_EQ(ReadJournalFile(path), old_bytes);  // no half record left
     EXPECT_EQ(journal->size_bytes(), old_bytes.size());
     EXPECT_EQ(journal->last_seq(), 1u);
   }
@@ -507,7 +508,7 @@ TEST(Journal, RejectsAPayloadOverTheLimit) {
   EXPECT_EQ(journal->Append(big, false).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(journal->Rewrite(big, {}).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(journal->last_seq(), 0u);
-  EXPECT_EQ(ReadBytes(path), FileStart("hdr"));
+  EXPECT_EQ(ReadJournalFile(path), FileStart("hdr"));
 }
 
 TEST(Journal, ConcurrentAppendsGetUniqueSeqs) {

@@ -26,7 +26,7 @@ using ::kdp::testing::WaitUntil;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
-constexpr char kDriver[] = "gpu.example.com";
+constexpr char kHealthDriver[] = "gpu.example.com";
 
 class DraPluginManagerHealthTest : public ::testing::Test {
  protected:
@@ -56,29 +56,30 @@ TEST_F(DraPluginManagerHealthTest, V1IsStreamedWhenBothAreAdvertised) {
   manager.SetHealthStreamHandler(&handler_);
   ASSERT_TRUE(
       manager
-          .RegisterPlugin(kDriver, Sock(),
+          .RegisterPlugin(kHealthDriver, Sock(),
                           {"v1.DRAPlugin", "v1alpha1.DRAResourceHealth", "v1.DRAResourceHealth"})
           .ok());
   ASSERT_EQ(manager.Instances().size(), 1u);
   EXPECT_EQ(manager.Instances()[0].service, "v1.DRAPlugin");
   EXPECT_EQ(manager.Instances()[0].health_service, "v1.DRAResourceHealth");
   ASSERT_TRUE(WaitUntil([&] { return !handler_.updates().empty(); }));
-  EXPECT_EQ(handler_.updates()[0].driver, kDriver);
+  EXPECT_EQ(handler_.updates()[0].driver, kHealthDriver);
   EXPECT_EQ(handler_.updates()[0].devices.at(0).device_name, "from-v1");
   EXPECT_EQ(v1alpha1_.calls(), 0);
 
   // Deregistration cancels the stream; the handler hears of its end (clearDriver).
-  manager.DeRegisterPlugin(kDriver, Sock());
-  EXPECT_THAT(handler_.ends(), ElementsAre(kDriver));
+  manager.DeRegisterPlugin(kHealthDriver, Sock());
+  EXPECT_THAT(handler_.ends(), ElementsAre(kHealthDriver));
   EXPECT_TRUE(WaitUntil([&] { return v1_.open_calls() == 0; }));
 }
 
 TEST_F(DraPluginManagerHealthTest, V1alpha1AloneIsStreamed) {
   DraPluginManager manager;
   manager.SetHealthStreamHandler(&handler_);
-  ASSERT_TRUE(
-      manager.RegisterPlugin(kDriver, Sock(), {"v1beta1.DRAPlugin", "v1alpha1.DRAResourceHealth"})
-          .ok());
+  ASSERT_TRUE(manager
+                  .RegisterPlugin(kHealthDriver, Sock(),
+                                  {"v1beta1.DRAPlugin", "v1alpha1.DRAResourceHealth"})
+                  .ok());
   EXPECT_EQ(manager.Instances()[0].service, "v1beta1.DRAPlugin");
   EXPECT_EQ(manager.Instances()[0].health_service, "v1alpha1.DRAResourceHealth");
   ASSERT_TRUE(WaitUntil([&] { return !handler_.updates().empty(); }));
@@ -88,14 +89,14 @@ TEST_F(DraPluginManagerHealthTest, V1alpha1AloneIsStreamed) {
 
 TEST_F(DraPluginManagerHealthTest, NoStreamWithoutAdvertisementOrHandler) {
   DraPluginManager without_handler;
-  ASSERT_TRUE(
-      without_handler.RegisterPlugin(kDriver, Sock(), {"v1.DRAResourceHealth", "v1.DRAPlugin"})
-          .ok());
+  ASSERT_TRUE(without_handler
+                  .RegisterPlugin(kHealthDriver, Sock(), {"v1.DRAResourceHealth", "v1.DRAPlugin"})
+                  .ok());
   EXPECT_EQ(without_handler.Instances()[0].health_service, "");
 
   DraPluginManager manager;
   manager.SetHealthStreamHandler(&handler_);
-  ASSERT_TRUE(manager.RegisterPlugin(kDriver, Sock(), {"v1.DRAPlugin"}).ok());
+  ASSERT_TRUE(manager.RegisterPlugin(kHealthDriver, Sock(), {"v1.DRAPlugin"}).ok());
   EXPECT_EQ(manager.Instances()[0].health_service, "");
   // A health service alone is no DRA service.
   EXPECT_EQ(manager.RegisterPlugin("nic.example.com", Sock(), {"v1.DRAResourceHealth"}).code(),
@@ -113,13 +114,13 @@ TEST_F(DraPluginManagerHealthTest, EachInstanceHasItsOwnStream) {
   DraPluginManager manager;
   manager.SetHealthStreamHandler(&handler_);
   ASSERT_TRUE(
-      manager.RegisterPlugin(kDriver, Sock(), {"v1.DRAPlugin", "v1.DRAResourceHealth"}).ok());
+      manager.RegisterPlugin(kHealthDriver, Sock(), {"v1.DRAPlugin", "v1.DRAResourceHealth"}).ok());
   ASSERT_TRUE(manager
-                  .RegisterPlugin(kDriver, tmp_.Path("second.sock"),
+                  .RegisterPlugin(kHealthDriver, tmp_.Path("second.sock"),
                                   {"v1.DRAPlugin", "v1.DRAResourceHealth"})
                   .ok());
   ASSERT_TRUE(WaitUntil([&] { return v1_.open_calls() == 1 && second.open_calls() == 1; }));
-  manager.DeRegisterPlugin(kDriver, tmp_.Path("second.sock"));
+  manager.DeRegisterPlugin(kHealthDriver, tmp_.Path("second.sock"));
   EXPECT_TRUE(WaitUntil([&] { return second.open_calls() == 0; }));
   EXPECT_EQ(v1_.open_calls(), 1);  // the other instance's stream is untouched
   manager.Stop();
@@ -130,16 +131,16 @@ TEST_F(DraPluginManagerHealthTest, StopEndsStreamsWithoutClearingHealth) {
   DraPluginManager manager;
   manager.SetHealthStreamHandler(&handler_);
   ASSERT_TRUE(
-      manager.RegisterPlugin(kDriver, Sock(), {"v1.DRAPlugin", "v1.DRAResourceHealth"}).ok());
+      manager.RegisterPlugin(kHealthDriver, Sock(), {"v1.DRAPlugin", "v1.DRAResourceHealth"}).ok());
   ASSERT_TRUE(WaitUntil([&] { return v1_.open_calls() == 1; }));
   manager.Stop();
   EXPECT_TRUE(WaitUntil([&] { return v1_.open_calls() == 0; }));
   EXPECT_THAT(handler_.ends(), IsEmpty());
   // Registered after Stop: no stream.
-  ASSERT_TRUE(
-      manager
-          .RegisterPlugin(kDriver, tmp_.Path("late.sock"), {"v1.DRAPlugin", "v1.DRAResourceHealth"})
-          .ok());
+  ASSERT_TRUE(manager
+                  .RegisterPlugin(kHealthDriver, tmp_.Path("late.sock"),
+                                  {"v1.DRAPlugin", "v1.DRAResourceHealth"})
+                  .ok());
   EXPECT_EQ(manager.Instances()[1].health_service, "");
 }
 

@@ -27,7 +27,7 @@ using ::kdp::testing::WaitUntil;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
-constexpr char kDriver[] = "gpu.example.com";
+constexpr char kStreamDriver[] = "gpu.example.com";
 
 TEST(ChooseHealthService, PrefersV1AndIgnoresTheRest) {
   EXPECT_EQ(
@@ -43,7 +43,7 @@ class HealthStreamTest : public ::testing::Test {
  protected:
   std::unique_ptr<HealthStream> StartStream(const std::string& service,
                                             absl::Duration retry = absl::Milliseconds(10)) {
-    return HealthStream::Start({.driver_name = kDriver,
+    return HealthStream::Start({.driver_name = kStreamDriver,
                                 .endpoint = Sock(),
                                 .service = service,
                                 .channel = DialUnixSocket(Sock()),
@@ -72,7 +72,7 @@ TEST_F(HealthStreamTest, V1MessagesReachTheHandlerTranslated) {
   auto stream = StartStream(kDraHealthV1Service);
   ASSERT_TRUE(WaitUntil([&] { return handler_.updates().size() == 2; }));
   auto updates = handler_.updates();
-  EXPECT_EQ(updates[0].driver, kDriver);
+  EXPECT_EQ(updates[0].driver, kStreamDriver);
   EXPECT_THAT(updates[0].devices,
               ElementsAre(WatchedDeviceHealth{.pool_name = "pool",
                                               .device_name = "gpu-0",
@@ -119,10 +119,10 @@ TEST_F(HealthStreamTest, EveryCallEndIsReportedAndRetried) {
   ASSERT_TRUE(WaitUntil([&] { return health.open_calls() == 1; }));
   health.EndCalls(grpc::Status(grpc::StatusCode::INTERNAL, "driver restarting"));
   ASSERT_TRUE(WaitUntil([&] { return health.calls() == 2 && health.open_calls() == 1; }));
-  EXPECT_THAT(handler_.ends(), ElementsAre(kDriver));
+  EXPECT_THAT(handler_.ends(), ElementsAre(kStreamDriver));
   health.EndCalls(grpc::Status::OK);  // a clean end of the stream is retried as well
   ASSERT_TRUE(WaitUntil([&] { return health.calls() == 3 && health.open_calls() == 1; }));
-  EXPECT_THAT(handler_.ends(), ElementsAre(kDriver, kDriver));
+  EXPECT_THAT(handler_.ends(), ElementsAre(kStreamDriver, kStreamDriver));
   EXPECT_EQ(stream->attempts(), 3);
   EXPECT_FALSE(stream->gave_up());
   stream->Stop(/*report_end=*/false);
@@ -137,9 +137,9 @@ TEST_F(HealthStreamTest, UnimplementedIsNotRetried) {
   auto stream = StartStream(kDraHealthV1alpha1Service, absl::Milliseconds(1));
   ASSERT_TRUE(WaitUntil([&] { return stream->gave_up(); }));
   EXPECT_EQ(stream->attempts(), 1);
-  EXPECT_THAT(handler_.ends(), ElementsAre(kDriver));
+  EXPECT_THAT(handler_.ends(), ElementsAre(kStreamDriver));
   stream->Stop();
-  EXPECT_THAT(handler_.ends(), ElementsAre(kDriver));  // nothing was open any more
+  EXPECT_THAT(handler_.ends(), ElementsAre(kStreamDriver));  // nothing was open any more
   Shutdown(server.get());
 }
 
@@ -169,9 +169,9 @@ TEST_F(HealthStreamTest, StopCancelsAnOpenWatchAtOnce) {
   const absl::Time start = absl::Now();
   stream->Stop(/*report_end=*/true);  // a deregistration
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
-  EXPECT_THAT(handler_.ends(), ElementsAre(kDriver));
+  EXPECT_THAT(handler_.ends(), ElementsAre(kStreamDriver));
   stream->Stop();  // idempotent
-  EXPECT_THAT(handler_.ends(), ElementsAre(kDriver));
+  EXPECT_THAT(handler_.ends(), ElementsAre(kStreamDriver));
   Shutdown(server.get());
 }
 
@@ -187,7 +187,7 @@ TEST_F(HealthStreamTest, StopDuringTheRetryWaitReturnsAtOnceAndReportsNothingMor
   stream->Stop(/*report_end=*/true);
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
   EXPECT_EQ(stream->attempts(), 1);
-  EXPECT_THAT(handler_.ends(), ElementsAre(kDriver));
+  EXPECT_THAT(handler_.ends(), ElementsAre(kStreamDriver));
   Shutdown(server.get());
 }
 
