@@ -30,6 +30,9 @@ inline std::unique_ptr<Topology> LoadTopology(const std::string& path) {
   return topology.ok() ? std::move(topology).value() : nullptr;
 }
 
+// The GPU example's fixture loaded (LoadTopology(EightGpuFile())).
+inline std::unique_ptr<Topology> EightGpuTopology() { return LoadTopology(EightGpuFile()); }
+
 }  // namespace kdp::testing
 
 #endif  // KDP_TESTS_TESTING_TOPOLOGY_FILES_H_

@@ -11,7 +11,6 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/topology_files.h"
-#include "tests/unit/sdk/eight_gpu_topology.h"
 
 namespace kdp {
 namespace {

@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/unit/sdk/eight_gpu_topology.h"
+#include "tests/testing/topology_files.h"
 
 namespace kdp {
 namespace internal {
