@@ -54,14 +54,15 @@ endfunction()
 # one folder (tests/CMakeLists.txt groups them), compiled as one translation unit per 16 files
 # under KDP_UNITY_BUILD. One program per file made the tests' own front end (gtest, gRPC, JSON and
 # the headers under test, parsed again by every file) a third of each sanitizer build. In a
-# folder's program every file's names share one translation unit, so a file-local helper needs a
-# name of its own within its folder (a clash is a compile error in the unity builds).
+# program every file's names share a translation unit, so a file-local helper needs a name of its
+# own within its folder: a clash is a compile error in the unity builds, or, for two functions of
+# different parameters, an overload that may pick the other file's.
 #   - A unit program (label "unit") keeps one ctest test per file, named after the file's path
 #     under tests/ with '/' replaced by '.', e.g. unit.sdk.topology_test (timeout 600 s): the
 #     program run with a --gtest_filter of the suites the file declares. A file's suites are its
 #     own within the program (configure fails naming both files otherwise), and the build fails
-#     when the program holds a case of a suite no file declares (tests/check_test_suites.cmake),
-#     so every case runs exactly once.
+#     when a case of the program is selected by no file's filter or by two, or a file's filter
+#     selects none (tests/check_test_suites.cmake), so every case runs exactly once.
 #   - The cases of the others (integration, fault) are ctest tests of their own, named Suite.Case
 #     (each case's timeout: TIMEOUT, default 120 s).
 # When KDP_TEST_LABEL is set, only the programs with that label are built (no target otherwise).
@@ -84,43 +85,56 @@ function(kdp_test_program target)
     # A unit file is one ctest test: its cases take milliseconds, and starting a sanitized
     # binary takes about 0.3 s, which per case was a third of the ci run's test time (1,300
     # cases under a second, 445 s of 1,384). A failure still names the case (gtest's output).
-    set(all_suites "")
+    set(filters "")
     foreach(source ${ARG_SOURCES})
       file(RELATIVE_PATH rel "${PROJECT_SOURCE_DIR}/tests" "${CMAKE_CURRENT_SOURCE_DIR}/${source}")
       string(REGEX REPLACE "\\.cc$" "" rel "${rel}")
       string(REPLACE "/" "." name "${rel}")
+      # The suites are read here, so an edit of the file configures again (ninja runs cmake).
+      set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+                   "${CMAKE_CURRENT_SOURCE_DIR}/${source}")
       file(READ "${CMAKE_CURRENT_SOURCE_DIR}/${source}" code)
       string(REGEX MATCHALL "(^|\n)[ \t]*(TEST|TEST_F|TEST_P|TYPED_TEST|TYPED_TEST_P)\\([ \t\r\n]*[A-Za-z0-9_]+"
              declarations "${code}")
       set(filter "")
       set(suites "")
       foreach(declaration ${declarations})
+        string(REGEX MATCH "(TEST|TEST_F|TEST_P|TYPED_TEST|TYPED_TEST_P)\\(" macro "${declaration}")
         string(REGEX REPLACE "^.*\\([ \t\r\n]*" "" suite "${declaration}")
         if(suite IN_LIST suites)
           continue()
         endif()
-        if(suite IN_LIST all_suites)
-          message(FATAL_ERROR "tests/${source}: test suite ${suite} is also declared by another "
-                              "file of ${target}; a file's suites must be its own in its folder "
-                              "(its ctest test runs them by name)")
+        if(DEFINED owner_of_${suite})
+          message(FATAL_ERROR "Test suite ${suite} is declared by both tests/${owner_of_${suite}} "
+                              "and tests/${source}, two files of ${target}: a file's suites must "
+                              "be its own (its ctest test runs them by name)")
         endif()
+        set(owner_of_${suite} "${source}")
         list(APPEND suites ${suite})
-        # Plain and fixture suites by name; parameterised (Prefix/Suite.Case/N) and typed
-        # (Suite/N.Case) suites with their prefixes and indices.
-        list(APPEND filter "${suite}.*" "*/${suite}.*" "${suite}/*" "*/${suite}/*")
+        # The full names gtest gives each kind: Suite.Case; Prefix/Suite.Case/N (TEST_P);
+        # Suite/N.Case (TYPED_TEST); Prefix/Suite/N.Case (TYPED_TEST_P).
+        if(macro STREQUAL "TEST_P(")
+          list(APPEND filter "*/${suite}.*")
+        elseif(macro STREQUAL "TYPED_TEST(")
+          list(APPEND filter "${suite}/*")
+        elseif(macro STREQUAL "TYPED_TEST_P(")
+          list(APPEND filter "*/${suite}/*")
+        else()
+          list(APPEND filter "${suite}.*")
+        endif()
       endforeach()
       if(NOT suites)
         message(FATAL_ERROR "tests/${source}: no TEST, TEST_F, TEST_P or TYPED_TEST found")
       endif()
-      list(APPEND all_suites ${suites})
       list(JOIN filter ":" filter)
+      list(APPEND filters "${name}=${filter}")
       add_test(NAME ${name} COMMAND ${target} "--gtest_filter=${filter}")
       set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_UNIT_TIMEOUT})
     endforeach()
-    list(JOIN all_suites "," all_suites)
+    list(JOIN filters "|" filters)
     add_custom_command(TARGET ${target} POST_BUILD
                        COMMAND "${CMAKE_COMMAND}" "-DPROGRAM=$<TARGET_FILE:${target}>"
-                               "-DSUITES=${all_suites}"
+                               "-DFILTERS=${filters}"
                                -P "${PROJECT_SOURCE_DIR}/tests/check_test_suites.cmake"
                        VERBATIM)
     return()
