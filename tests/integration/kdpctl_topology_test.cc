@@ -18,8 +18,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/durable_file.h"
 #include "tests/integration/e2e_fixture.h"
-#include "tests/testing/temp_dir.h"
 
 namespace kdp::testing {
 namespace {
@@ -224,13 +224,13 @@ TEST_F(KdpctlTopologyE2E, TreeAndRenderedSvgShowEachDeviceWithItsHolderAndHealth
   CommandResult drawn = KdpctlText({"topology", "--svg", svg_path});
   ASSERT_EQ(drawn.exit_code, 0) << drawn.err;
   EXPECT_EQ(drawn.out, tree.out);  // --svg prints the tree as well
-  const std::string svg = ReadWholeFile(svg_path);
+  const std::string svg = ::kdp::ReadFile(svg_path).value_or("");
   EXPECT_THAT(svg, HasSubstr(">default/trainer/main</text>"));
   absl::StatusOr<CommandResult> converted =
       RunCommand({rsvg, "--format", "png", "--output", png_path, svg_path}, absl::Seconds(30));
   ASSERT_TRUE(converted.ok()) << converted.status();
   ASSERT_EQ(converted->exit_code, 0) << converted->err;
-  absl::StatusOr<Image> image = DecodePng(ReadWholeFile(png_path));
+  absl::StatusOr<Image> image = DecodePng(::kdp::ReadFile(png_path).value_or(""));
   ASSERT_TRUE(image.ok()) << image.status();
   EXPECT_EQ(image->width, static_cast<uint32_t>(Attribute(svg, "<svg ", "width")));
   EXPECT_EQ(image->height, static_cast<uint32_t>(Attribute(svg, "<svg ", "height")));

@@ -15,12 +15,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/durable_file.h"
 #include "common/unix_socket.h"
 #include "deviceplugin/v1beta1/api.pb.h"
 #include "tests/integration/e2e_fixture.h"
 #include "tests/testing/example_names.h"
 #include "tests/testing/stub_plugin.h"
-#include "tests/testing/temp_dir.h"
 
 namespace kdp::testing {
 namespace {
@@ -493,7 +493,7 @@ TEST_F(RestartE2E, CorruptCheckpointIsKeptAsideAndTheManagerStartsEmpty) {
     }
   }
   ASSERT_EQ(aside.size(), 1u);
-  EXPECT_EQ(ReadWholeFile(aside[0]), corrupt) << "kept byte for byte";
+  EXPECT_EQ(::kdp::ReadFile(aside[0]).value_or(""), corrupt) << "kept byte for byte";
   // A fresh, valid checkpoint takes its place.
   KdpctlResult fresh;
   ASSERT_TRUE(WaitUntil([&] {
@@ -517,7 +517,8 @@ TEST_F(RestartE2E, StrictCheckpointRefusesToStart) {
   EXPECT_NE(run->exit_code, 0);
   EXPECT_THAT(run->out + run->err, ::testing::HasSubstr(CheckpointPath()));
   EXPECT_THAT(run->out + run->err, ::testing::HasSubstr("--strict-checkpoint"));
-  EXPECT_EQ(ReadWholeFile(CheckpointPath()), corrupt) << "left where it is, untouched";
+  EXPECT_EQ(::kdp::ReadFile(CheckpointPath()).value_or(""), corrupt)
+      << "left where it is, untouched";
   for (const auto& entry : std::filesystem::directory_iterator(PluginsDir())) {
     EXPECT_FALSE(absl::StrContains(entry.path().filename().string(), ".corrupt-")) << entry.path();
   }

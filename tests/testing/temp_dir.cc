@@ -7,8 +7,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <system_error>
 
 #include "absl/strings/match.h"
@@ -77,11 +75,6 @@ std::set<std::string> DirectoryTree(const std::string& dir, bool skip_hidden) {
         absl::StrCat(std::string(1, type), " ", it->path().lexically_relative(dir).string()));
   }
   return out;
-}
-
-std::string ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 }  // namespace kdp::testing

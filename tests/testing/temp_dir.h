@@ -41,9 +41,6 @@ class TempDir {
 // A directory that does not exist gives an empty set.
 std::set<std::string> DirectoryTree(const std::string& dir, bool skip_hidden = false);
 
-// The whole content of the file at `path`, byte for byte; empty when it cannot be read.
-std::string ReadWholeFile(const std::string& path);
-
 }  // namespace kdp::testing
 
 #endif  // KDP_TESTS_TESTING_TEMP_DIR_H_

@@ -119,13 +119,7 @@ class ApplyTest : public ::testing::Test {
         pods_.get(), devices_.get(),
         AdminDraSources{.resources = &store_, .claims = controller_.get(), .dra = dra_.get()});
     // The driver's slice: two GPUs on this node.
-    Json slice = {
-        {"metadata", {{"name", "node-a-gpus"}}},
-        {"spec",
-         {{"driver", kFakeDriverName},
-          {"nodeName", kFakeDriverNode},
-          {"pool", {{"name", kFakeDriverNode}, {"generation", 1}, {"resourceSliceCount", 1}}},
-          {"devices", {{{"name", "gpu-0"}}, {{"name", "gpu-1"}}}}}}};
+    Json slice = FakeDriverSlice({{{"name", "gpu-0"}}, {{"name", "gpu-1"}}});
     ASSERT_TRUE(store_.Create(Kind::kResourceSlice, slice).ok());
   }
   void TearDown() override {

@@ -6,17 +6,29 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "manager/src/controlplane/resourceapi/store.h"
 #include "manager/src/dra/plugin/plugin.h"
+#include "nlohmann/json.hpp"
 
 namespace kdp::manager {
 
 inline constexpr char kFakeDriverName[] = "gpu.example.com";
 // The node whose slices and pods the admin tests use.
 inline constexpr char kFakeDriverNode[] = "node-a";
+
+// The fake driver's ResourceSlice "node-a-gpus": one pool on kFakeDriverNode with `devices`.
+inline nlohmann::json FakeDriverSlice(nlohmann::json devices) {
+  return {{"metadata", {{"name", "node-a-gpus"}}},
+          {"spec",
+           {{"driver", kFakeDriverName},
+            {"nodeName", kFakeDriverNode},
+            {"pool", {{"name", kFakeDriverNode}, {"generation", 1}, {"resourceSliceCount", 1}}},
+            {"devices", std::move(devices)}}}};
+}
 
 class FakeDriver final : public dra::DraPlugin {
  public:

@@ -81,17 +81,11 @@ class GetTopologyTest : public ::testing::Test {
         AdminDraSources{.resources = &store_, .claims = controller_.get(), .dra = dra_.get()});
     // Four GPUs: on node 0 (bare attribute name), on node 1 (qualified), without NUMA
     // attribute, with a NUMA attribute that is not an integer.
-    Json slice = {
-        {"metadata", {{"name", "node-a-gpus"}}},
-        {"spec",
-         {{"driver", kFakeDriverName},
-          {"nodeName", kFakeDriverNode},
-          {"pool", {{"name", kFakeDriverNode}, {"generation", 1}, {"resourceSliceCount", 1}}},
-          {"devices",
-           {{{"name", "gpu-0"}, {"attributes", {{"numaNode", {{"int", 0}}}}}},
-            {{"name", "gpu-1"}, {"attributes", {{"gpu.example.com/numaNode", {{"int", 1}}}}}},
-            {{"name", "gpu-2"}},
-            {{"name", "gpu-10"}, {"attributes", {{"numaNode", {{"string", "1"}}}}}}}}}}};
+    Json slice = FakeDriverSlice(
+        {{{"name", "gpu-0"}, {"attributes", {{"numaNode", {{"int", 0}}}}}},
+         {{"name", "gpu-1"}, {"attributes", {{"gpu.example.com/numaNode", {{"int", 1}}}}}},
+         {{"name", "gpu-2"}},
+         {{"name", "gpu-10"}, {"attributes", {{"numaNode", {{"string", "1"}}}}}}});
     absl::StatusOr<Json> created = store_.Create(Kind::kResourceSlice, slice);
     ASSERT_TRUE(created.ok()) << created.status();
   }
