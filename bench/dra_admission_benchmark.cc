@@ -7,7 +7,8 @@
 // The DRA pod has one pod claim from examples/dra-driver/manifests' ResourceClaimTemplate (2
 // devices, a CEL selector on capacity, a matchAttribute constraint, an opaque config).
 // PodManager::Admit runs end to end: the claim created from the template, allocated and reserved;
-// DraManager::PrepareResources journalling the claim (synced) before NodePrepareResources over a
+// DraManager::PrepareResources journalling the claim (unsynced: the store's reservation, durable
+// already, stands in for the record) before NodePrepareResources over a
 // unix socket to an SDK DraRunner (which GETs the claim from the local resource API over HTTPS and
 // records it in its own checkpoint before and, synced, after its driver's Prepare) and after it
 // (made durable by the pod's record). The device-plugin pod asks for 2 devices: Allocate over a
@@ -329,12 +330,13 @@ class Node {
               resources->DeleteSlices(kNodeName, driver);
             }});
     claim_getter_ = std::make_unique<manager::resourceclaim::StoreClaimGetter>(resources);
-    KDP_ASSIGN_OR_RETURN(dra_, manager::dra::DraManager::Create(
-                                   {.state_dir = root_,
-                                    .claims = claim_getter_.get(),
-                                    .plugins = dra_plugins_.get(),
-                                    .store = store_.get(),
-                                    .restored_claims = std::move(restored.dra_claims)}));
+    KDP_ASSIGN_OR_RETURN(
+        dra_, manager::dra::DraManager::Create({.state_dir = root_,
+                                                .claims = claim_getter_.get(),
+                                                .plugins = dra_plugins_.get(),
+                                                .store = store_.get(),
+                                                .restored_claims = std::move(restored.dra_claims),
+                                                .sync_reference_before_prepare = false}));
     claims_ = std::make_unique<manager::resourceclaim::PodClaimController>(resources, dra_.get());
     pods_ =
         std::make_unique<manager::PodManager>(devices_.get(), store_.get(), nullptr, claims_.get());
@@ -614,7 +616,7 @@ absl::Status PrintBreakdown(Node& node, const std::string& kubeconfig_path) {
   };
   print("Reserve: claim from template, CEL allocation, status + reservedFor", reserve);
   print("resource store write after it (Prepare makes it before calling drivers)", flush);
-  print("Prepare: DraManager::PrepareResources (synced record + the RPC + record)", prepare);
+  print("Prepare: DraManager::PrepareResources (record + the RPC + record)", prepare);
   print("a GET of the claim as the driver does it (SDK client, kept connection)", get);
   print("Unprepare: DraManager::UnprepareResources (the RPC + record)", unprepare);
   print("Release: reservation dropped, generated claim deleted", release);

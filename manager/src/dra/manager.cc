@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/grpc_status.h"
 #include "common/logging.h"
+#include "common/status_macros.h"
 
 namespace kdp::manager::dra {
 namespace {
@@ -288,7 +289,10 @@ absl::Status DraManager::Prepare(const Pod& pod) {
       return absl::OkStatus();
     });
     if (!locked.ok()) return LockedOperation(locked);
-    if (absl::Status synced = cache_->SyncToCheckpoint(); !synced.ok()) {
+    if (absl::Status synced = cache_->SyncToCheckpoint(
+            options_.sync_reference_before_prepare ? ClaimInfoCache::Durability::kDurable
+                                                   : ClaimInfoCache::Durability::kByNextRecord);
+        !synced.ok()) {
       return CheckpointError(synced);
     }
     // Already prepared (by another pod, or an earlier attempt): nothing to do for this claim,
@@ -364,6 +368,39 @@ absl::Status DraManager::Prepare(const Pod& pod) {
   });
   if (!locked.ok()) return LockedOperation(locked);
   return CheckpointError(cache_->SyncToCheckpoint(ClaimInfoCache::Durability::kByNextRecord));
+}
+
+absl::Status DraManager::AdoptReservation(const resourceapi::ResourceClaim& claim,
+                                          const std::string& pod_uid) {
+  absl::StatusOr<ClaimInfo> info = ClaimInfo::FromClaim(claim);
+  if (!info.ok()) return absl::OkStatus();  // not allocated: never prepared
+  const ClaimLocks claim_locks(this, {info->key()});
+  bool changed = false;
+  absl::Status locked = cache_->WithLock([&](ClaimInfoCache::Contents& contents) {
+    ClaimInfo* cached = contents.Get(info->claim_name(), info->namespace_());
+    if (cached == nullptr) {
+      contents.Add(*info);
+      cached = contents.Get(info->claim_name(), info->namespace_());
+    } else if (cached->claim_uid() != info->claim_uid()) {
+      KDP_LOG_WARNING(
+          "A ResourceClaim reserved for a pod that is gone has the name of another "
+          "cached claim; left to the reconcile loop",
+          "claim", info->key(), "uid", info->claim_uid(), "cachedUID", cached->claim_uid(),
+          "podUID", pod_uid);
+      return absl::OkStatus();
+    }
+    if (cached->HasPodReference(pod_uid)) return absl::OkStatus();
+    cached->AddPodReference(pod_uid);
+    changed = true;
+    return absl::OkStatus();
+  });
+  if (!locked.ok()) return LockedOperation(locked);
+  if (!changed) return absl::OkStatus();
+  KDP_RETURN_IF_ERROR(
+      CheckpointError(cache_->SyncToCheckpoint(ClaimInfoCache::Durability::kDurable)));
+  KDP_LOG_INFO("Recorded the reservation of a ResourceClaim by a pod that is gone, to unprepare it",
+               "claim", info->key(), "podUID", pod_uid);
+  return absl::OkStatus();
 }
 
 std::vector<state::ClaimInfoState> DraManager::ClaimStates() const {

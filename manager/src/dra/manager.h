@@ -93,6 +93,13 @@ struct DraManagerOptions {
   // Borrowed; must outlive the manager. nullptr: the cache writes the checkpoint itself.
   StateStore* store = nullptr;
   std::vector<state::ClaimInfoState> restored_claims = {};
+  // Whether the record of a pod's reference, written before NodePrepareResources (#116411), is
+  // durable before the call, as the kubelet's is. kdp-manager sets false: PodClaimController
+  // makes the claim's reservation for the pod durable in the resource store before any prepare,
+  // and at restart hands every reservation of a pod that is gone to AdoptReservation, which
+  // re-creates a reference a power loss took. The record is then made durable by the pod's own
+  // synced record, one fdatasync fewer per admission.
+  bool sync_reference_before_prepare = true;
 };
 
 class DraManager {
@@ -155,6 +162,16 @@ class DraManager {
   // run (a pod that really is gone is then unprepared one period later). REQUIRES: calls of
   // ReconcileOrphans do not overlap (one reconcile loop).
   [[nodiscard]] absl::Status ReconcileOrphans(const std::set<std::string>& active_pod_uids);
+
+  // A restart found `claim` reserved for `pod_uid`, a pod that is gone (not restored), and the
+  // record of its reference written before NodePrepareResources may have been lost (see
+  // DraManagerOptions::sync_reference_before_prepare): caches the reference, unprepared, so that
+  // ReconcileOrphans asks the claim's drivers to unprepare it (a driver answers OK for a claim it
+  // never prepared). Nothing to do for an unallocated claim or a reference already cached; a
+  // cached claim of the same name with another UID is left alone (logged). The record is written
+  // durably. Errors as the checkpoint write.
+  [[nodiscard]] absl::Status AdoptReservation(const resourceapi::ResourceClaim& claim,
+                                              const std::string& pod_uid);
 
   // Copies of every cached claim, in key order ("<namespace>/<name>"), for status display.
   std::vector<ClaimInfo> Claims() const;

@@ -325,7 +325,9 @@ absl::Status Node::OpenLocked() {
                                    },
                                .metrics = metrics_.get(),
                                .store = store_.get(),
-                               .restored_claims = std::move(restored.dra_claims)});
+                               .restored_claims = std::move(restored.dra_claims),
+                               // PodClaimController: reservations durable before a prepare.
+                               .sync_reference_before_prepare = false});
   if (!dra.ok()) {
     KDP_LOG_ERROR("DRA manager cannot start", "err", dra.status().ToString());
     return Annotate(dra.status(), "DRA manager");

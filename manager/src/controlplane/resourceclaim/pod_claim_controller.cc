@@ -248,6 +248,21 @@ void PodClaimController::ReleaseOrphans(const std::set<std::string>& active_pod_
   };
   for (ResourceClaim& claim : *claims) {
     const std::string name = absl::StrCat(claim.metadata.namespace_, "/", claim.metadata.name);
+    // The DRA manager's record of a gone pod's reference may not have reached the disk (it is
+    // made durable with the pod's record, after the driver was called): the reservation, durable
+    // before any prepare, stands in for it, so the reconcile loop unprepares what the driver may
+    // have prepared. Until that is recorded the claim is kept as it is.
+    absl::Status adopted;
+    for (const ConsumerReference& ref : claim.status.reserved_for) {
+      if (gone(ref) && adopted.ok()) adopted = dra_->AdoptReservation(claim, ref.uid);
+    }
+    if (!adopted.ok()) {
+      KDP_LOG_WARNING(
+          "A ResourceClaim held for a pod that is gone is kept: its drivers could not "
+          "be asked to unprepare it",
+          "claim", name, "err", adopted.message());
+      continue;
+    }
     auto owner =
         std::find_if(claim.metadata.owner_references.begin(), claim.metadata.owner_references.end(),
                      [](const auto& ref) { return ref.controller && ref.kind == "Pod"; });

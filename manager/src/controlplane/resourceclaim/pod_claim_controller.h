@@ -84,7 +84,9 @@ class PodClaimController final : public PodResourceClaims {
 
   // PodResourceClaims::ReleaseOrphans: what a crash between a reservation (or the deletion of
   // a pod) and the next write of the pod store left behind goes, as the resourceclaim
-  // controller drops what pods that no longer exist hold.
+  // controller drops what pods that no longer exist hold. Each such reservation of an allocated
+  // claim is first handed to DraManager::AdoptReservation, so that the claim's drivers are asked
+  // to unprepare it even when a power loss took the DRA manager's record of the reference.
   void ReleaseOrphans(const std::set<std::string>& active_pod_uids) override;
 
   // The pod's claims in spec order, with the DRA manager's cached devices.

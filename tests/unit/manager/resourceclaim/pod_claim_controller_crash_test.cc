@@ -4,6 +4,7 @@
 // ReleaseOrphans, run when the pod store is restored, drops what pods that are not in it (deleted,
 // or whose admission a crash cut short) still hold. A real ObjectStore and DraManager; the driver
 // is a fake that records its calls.
+#include <filesystem>
 #include <memory>
 #include <set>
 #include <string>
@@ -52,8 +53,11 @@ class RecordingDriver final : public dra::DraPlugin, public dra::DraPlugins {
   absl::StatusOr<dra::drapb::NodeUnprepareResourcesResponse> NodeUnprepareResources(
       const dra::drapb::NodeUnprepareResourcesRequest& request) override {
     dra::drapb::NodeUnprepareResourcesResponse response;
-    for (const dra::drapb::Claim& claim : request.claims())
+    absl::MutexLock lock(mu_);
+    for (const dra::drapb::Claim& claim : request.claims()) {
+      log_->push_back("unprepare " + claim.name());
       (*response.mutable_claims())[claim.uid()];
+    }
     return response;
   }
   absl::StatusOr<std::shared_ptr<dra::DraPlugin>> Get(const std::string& driver) override {
@@ -217,6 +221,74 @@ TEST_F(PodClaimControllerCrashTest, ReleaseOrphansDropsWhatPodsThatAreGoneHold) 
   EXPECT_TRUE(controller_->Reserve(&next).ok());
   Pod last = MakePod("last", "uid-last", Named("kept"));
   EXPECT_TRUE(controller_->Reserve(&last).ok());
+}
+
+// kdp-manager journals the DRA manager's reference to a pod before NodePrepareResources without
+// its own fdatasync (DraManagerOptions::sync_reference_before_prepare): a power loss before the
+// pod's record can take it, and the durable reservation stands in for it at the restart.
+TEST_F(PodClaimControllerCrashTest, ARestartUnpreparesAClaimWhoseReferenceRecordAPowerLossTook) {
+  Pod shared_gone = MakePod("gone", "uid-gone", Named("shared"));
+  Pod shared_live = MakePod("live", "uid-live", Named("shared"));
+  Pod lonely = MakePod("lonely", "uid-lonely", Named("lonely"));
+  Pod reserved_only = MakePod("cut", "uid-cut", Named("kept"));
+  for (Pod* pod : {&shared_gone, &shared_live, &lonely}) {
+    ASSERT_TRUE(controller_->Reserve(pod).ok()) << pod->name;
+    absl::Status prepared = controller_->Prepare(*pod);
+    ASSERT_TRUE(prepared.ok()) << pod->name << ": " << prepared;
+  }
+  ASSERT_TRUE(controller_->Reserve(&reserved_only).ok());  // cut before its Prepare
+
+  // The restart: the store kept the reservations; the DRA records of all but the live pod's
+  // reference were lost (a fresh state directory holding only that one).
+  ::kdp::testing::TempDir restarted_dir;
+  absl::StatusOr<std::unique_ptr<dra::DraManager>> restarted = dra::DraManager::Create(
+      {.state_dir = restarted_dir.path(), .claims = &getter_, .plugins = &driver_});
+  ASSERT_TRUE(restarted.ok()) << restarted.status();
+  ASSERT_TRUE((*restarted)->AdoptReservation(Claim("shared"), "uid-live").ok());
+  PodClaimController controller(&store_, restarted->get());
+  {
+    absl::MutexLock lock(&mu_);
+    log_.clear();
+  }
+  controller.ReleaseOrphans({"uid-live"});
+
+  std::vector<std::string> referenced;
+  for (const dra::ClaimInfo& info : (*restarted)->Claims()) {
+    referenced.push_back(
+        absl::StrCat(info.claim_name(), ":", absl::StrJoin(info.state().pod_uids, ",")));
+  }
+  EXPECT_THAT(referenced,
+              ElementsAre("kept:uid-cut", "lonely:uid-lonely", "shared:uid-gone,uid-live"));
+  // Released only once recorded: the store lets the devices go.
+  EXPECT_THAT(ReservedFor(Claim("shared")), ElementsAre("uid-live"));
+  EXPECT_FALSE(Claim("lonely").status.allocation.has_value());
+  EXPECT_FALSE(Claim("kept").status.allocation.has_value());
+
+  // The reconcile loop asks the driver to unprepare the claims no live pod uses; the shared one
+  // only loses the gone pod's reference.
+  ASSERT_TRUE((*restarted)->ReconcileOrphans({"uid-live"}).ok());
+  EXPECT_THAT(Log(), ElementsAre("unprepare kept", "unprepare lonely"));
+  referenced.clear();
+  for (const dra::ClaimInfo& info : (*restarted)->Claims()) {
+    referenced.push_back(
+        absl::StrCat(info.claim_name(), ":", absl::StrJoin(info.state().pod_uids, ",")));
+  }
+  EXPECT_THAT(referenced, ElementsAre("shared:uid-live"));
+}
+
+TEST_F(PodClaimControllerCrashTest, AReservationIsKeptWhenItsReferenceCannotBeRecorded) {
+  Pod gone = MakePod("gone", "uid-gone", Named("lonely"));
+  ASSERT_TRUE(controller_->Reserve(&gone).ok());
+  // The DRA manager's state directory is gone: its checkpoint cannot be written.
+  ::kdp::testing::TempDir broken_dir;
+  absl::StatusOr<std::unique_ptr<dra::DraManager>> broken = dra::DraManager::Create(
+      {.state_dir = broken_dir.path(), .claims = &getter_, .plugins = &driver_});
+  ASSERT_TRUE(broken.ok()) << broken.status();
+  std::filesystem::remove_all(broken_dir.path());
+  PodClaimController controller(&store_, broken->get());
+  controller.ReleaseOrphans({});
+  EXPECT_THAT(ReservedFor(Claim("lonely")), ElementsAre("uid-gone"));
+  EXPECT_TRUE(Claim("lonely").status.allocation.has_value());
 }
 
 }  // namespace
