@@ -36,9 +36,10 @@ input    In a shell block that the doc-block test runs (sh/bash/shell/console wi
          doc-test skip marker), the file given to `-f`/`--filename` (kdpctl apply, kubectl
          apply) exists, relative to the root, unless it is `-`, holds a `$` or a glob, or an
          earlier block of the document wrote it (`> FILE`).
-flag     Every `--flag` quoted for a kdp program (kdp-manager, kdpctl, kdp-gpu-plugin,
-         kdp-dra-driver, kdp-topology, kdp-cdi-validate) is among the options its `--help` lists
-         (lines of the help that start with `-`; kdpctl: `kdpctl --help` and each subcommand's,
+flag     Every `--flag` quoted for a kdp program (kdp-manager, kdpctl, kdp-conformance,
+         kdp-gpu-plugin, kdp-dra-driver, kdp-topology, kdp-cdi-validate) is among the options its
+         `--help` lists (lines of the help that start with `-`; kdpctl and kdp-conformance: the
+         program's `--help` and each subcommand's,
          `kdpctl checkpoint convert --help` for `kdpctl checkpoint convert --to v2`). A flag is
          attributed to a program in exactly these places, and nowhere else:
          1. Commands. In a shell block (sh, bash, shell, console), and in an inline code span
@@ -87,12 +88,13 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-PROGRAMS = ("kdp-manager", "kdpctl", "kdp-gpu-plugin", "kdp-dra-driver", "kdp-topology",
-            "kdp-cdi-validate")
+PROGRAMS = ("kdp-manager", "kdpctl", "kdp-conformance", "kdp-gpu-plugin", "kdp-dra-driver",
+            "kdp-topology", "kdp-cdi-validate")
 # Where each program is in a build tree (--build-dir).
 PROGRAM_PATHS = {
     "kdp-manager": "manager/kdp-manager",
     "kdpctl": "manager/kdpctl",
+    "kdp-conformance": "manager/kdp-conformance",
     "kdp-gpu-plugin": "examples/gpu-plugin/kdp-gpu-plugin",
     "kdp-dra-driver": "examples/dra-driver/kdp-dra-driver",
     "kdp-topology": "sdk/kdp-topology",

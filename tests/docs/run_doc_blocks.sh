@@ -31,7 +31,7 @@
 # - Paths: the blocks run in a scratch copy of the repository's layout: a directory whose entries
 #   are symlinks to SOURCE_DIR's (examples/, docs/, ...), except build/, which holds only
 #   build/default -> BUILD_DIR. So `build/default/manager/kdp-manager` is the tested build's
-#   binary whatever BUILD_DIR is, and nothing is built. A directory of symlinks to the six
+#   binary whatever BUILD_DIR is, and nothing is built. A directory of symlinks to the seven
 #   programs comes first on PATH, standing in for an installed kdp (docs that say `kdpctl`).
 # - Every document gets fresh directories: HOME and TMPDIR point into the scratch directory (so
 #   `mktemp -d` and `$HOME/kdp` are the test's own) and KUBECONFIG is unset; nothing touches the
@@ -64,8 +64,9 @@ fi
 doc_seconds=${KDP_DOC_TEST_SECONDS:-300}
 stop_seconds=${KDP_DOC_TEST_STOP_SECONDS:-10}
 
-programs=(manager/kdp-manager manager/kdpctl examples/gpu-plugin/kdp-gpu-plugin
-          examples/dra-driver/kdp-dra-driver sdk/kdp-topology sdk/kdp-cdi-validate)
+programs=(manager/kdp-manager manager/kdpctl manager/kdp-conformance
+          examples/gpu-plugin/kdp-gpu-plugin examples/dra-driver/kdp-dra-driver sdk/kdp-topology
+          sdk/kdp-cdi-validate)
 for program in "${programs[@]}"; do
   if [[ ! -x $build/$program ]]; then
     echo "run_doc_blocks: $build/$program is not built" >&2

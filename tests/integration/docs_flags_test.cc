@@ -10,6 +10,7 @@
 //   kdp-dra-driver   examples/dra-driver/README.md
 //   kdp-topology     docs/topology.md
 //   kdp-cdi-validate docs/dra.md
+//   kdp-conformance  docs/conformance.md
 #include <cctype>
 #include <cstdio>
 #include <fstream>
@@ -23,9 +24,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "common/subprocess.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
 
 namespace kdp::testing {
@@ -277,6 +278,10 @@ TEST(DocsFlags, TopologyToolFlagsAreInTopologyMd) {
 
 TEST(DocsFlags, CdiValidateIsInDraMd) {
   ExpectDocumented(KDP_CDI_VALIDATE_BIN, "kdp-cdi-validate", "docs/dra.md");
+}
+
+TEST(DocsFlags, ConformanceFlagsAreInConformanceMd) {
+  ExpectDocumented(KDP_CONFORMANCE_BIN, "kdp-conformance", "docs/conformance.md");
 }
 
 // The check can fail: a copy of docs/manager.md whose --dial-timeout is renamed everywhere is

@@ -3,9 +3,9 @@
 #include <fstream>
 #include <string>
 
+#include "common/subprocess.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
 
 namespace kdp::testing {

@@ -6,10 +6,10 @@
 #include <utility>
 #include <vector>
 
+#include "common/subprocess.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "tests/testing/subprocess.h"
 
 namespace kdp::testing {
 namespace {

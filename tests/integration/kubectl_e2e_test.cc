@@ -19,11 +19,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "common/subprocess.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kdp/resource_slice_publisher.h"
 #include "tests/integration/dra_fixture.h"
-#include "tests/testing/subprocess.h"
 #include "tests/testing/wait.h"
 
 namespace kdp::testing {

@@ -13,10 +13,10 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/subprocess.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/dra_fixture.h"
-#include "tests/testing/subprocess.h"
 #include "tests/unit/sdk/metrics_scrape.h"
 
 namespace kdp::testing {

@@ -59,6 +59,9 @@ absl::StatusOr<std::unique_ptr<Endpoint>> Endpoint::Connect(std::string resource
   if (!status.ok()) {
     return absl::UnavailableError(errors::FailedToGetOptions(status.error_message()));
   }
+  if (options.observer != nullptr) {
+    options.observer->Connected(resource_name, socket_path, plugin_options);
+  }
   return std::unique_ptr<Endpoint>(new Endpoint(std::move(resource_name), std::move(socket_path),
                                                 options, std::move(channel),
                                                 std::move(plugin_options)));
@@ -88,6 +91,9 @@ void Endpoint::Run(SnapshotCallback on_snapshot, EndedCallback on_ended) {
           // (100,000 devices are tens of MiB parsed) for as long as the stream lives.
           v1beta1::ListAndWatchResponse response;
           if (!reader->Read(&response)) break;
+          if (config_.observer != nullptr) {
+            config_.observer->Listed(resource_name_, socket_path_, response);
+          }
           on_snapshot(response);
         }
         grpc::Status status = FinishStream(*reader);
@@ -98,6 +104,9 @@ void Endpoint::Run(SnapshotCallback on_snapshot, EndedCallback on_ended) {
         }
         KDP_LOG_WARNING("ListAndWatch ended", "resourceName", resource_name_, "endpoint",
                         socket_path_, "err", status.error_message());
+        if (config_.observer != nullptr) {
+          config_.observer->StreamEnded(resource_name_, socket_path_, FromGrpcStatus(status));
+        }
         on_ended(FromGrpcStatus(status));
       });
 }
@@ -183,8 +192,13 @@ absl::StatusOr<v1beta1::AllocateResponse> Endpoint::Allocate(const std::vector<s
   CallGuard guard(this, &context);
   v1beta1::AllocateResponse response;
   grpc::Status status = stub_->Allocate(&context, request, &response);
-  if (!status.ok()) return FromGrpcStatus(status);
-  return response;
+  absl::StatusOr<v1beta1::AllocateResponse> result =
+      status.ok() ? absl::StatusOr<v1beta1::AllocateResponse>(std::move(response))
+                  : FromGrpcStatus(status);
+  if (config_.observer != nullptr) {
+    config_.observer->Allocated(resource_name_, socket_path_, request, result);
+  }
+  return result;
 }
 
 absl::StatusOr<v1beta1::PreferredAllocationResponse> Endpoint::GetPreferredAllocation(
@@ -202,8 +216,13 @@ absl::StatusOr<v1beta1::PreferredAllocationResponse> Endpoint::GetPreferredAlloc
   CallGuard guard(this, &context);
   v1beta1::PreferredAllocationResponse response;
   grpc::Status status = stub_->GetPreferredAllocation(&context, request, &response);
-  if (!status.ok()) return FromGrpcStatus(status);
-  return response;
+  absl::StatusOr<v1beta1::PreferredAllocationResponse> result =
+      status.ok() ? absl::StatusOr<v1beta1::PreferredAllocationResponse>(std::move(response))
+                  : FromGrpcStatus(status);
+  if (config_.observer != nullptr) {
+    config_.observer->Preferred(resource_name_, socket_path_, request, result);
+  }
+  return result;
 }
 
 absl::Status Endpoint::PreStartContainer(const std::vector<std::string>& ids) {
@@ -216,6 +235,9 @@ absl::Status Endpoint::PreStartContainer(const std::vector<std::string>& ids) {
   CallGuard guard(this, &context);
   v1beta1::PreStartContainerResponse response;
   grpc::Status status = stub_->PreStartContainer(&context, request, &response);
+  if (config_.observer != nullptr) {
+    config_.observer->PreStarted(resource_name_, socket_path_, request, FromGrpcStatus(status));
+  }
   if (!status.ok())
     return absl::Status(FromGrpcStatus(status).code(),
                         errors::PreStartFailed(status.error_message()));

@@ -20,6 +20,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "deviceplugin/v1beta1/api.grpc.pb.h"
+#include "manager/src/devicemanager/plugin_observer.h"
 
 namespace kdp::manager {
 
@@ -31,6 +32,9 @@ struct EndpointOptions {
   absl::Duration call_timeout = absl::Seconds(30);
   // Deadline of PreStartContainer (KubeletPreStartContainerRPCTimeoutInSecs).
   absl::Duration pre_start_timeout = absl::Seconds(30);
+  // Told of the options, every ListAndWatch message and unary call (kdp-conformance); nullptr:
+  // nobody. Borrowed; must outlive the endpoint.
+  DevicePluginObserver* observer = nullptr;
 };
 
 class Endpoint {

@@ -20,7 +20,8 @@ DeviceManager::DeviceManager(DeviceManagerOptions options)
     : options_(std::move(options)),
       registration_server_(
           options_.plugins_dir, this,
-          options_.metrics != nullptr ? options_.metrics->plugin_registrations : nullptr) {}
+          options_.metrics != nullptr ? options_.metrics->plugin_registrations : nullptr,
+          options_.endpoint.observer) {}
 
 DeviceManager::~DeviceManager() { Stop(); }
 

@@ -36,11 +36,13 @@ absl::Status ValidateRegisterRequest(const v1beta1::RegisterRequest& request,
 }
 
 RegistrationServer::RegistrationServer(std::string plugins_dir, RegistrationHandler* handler,
-                                       metrics::CounterFamily* registrations)
+                                       metrics::CounterFamily* registrations,
+                                       DevicePluginObserver* observer)
     : plugins_dir_(std::move(plugins_dir)),
       socket_path_(absl::StrCat(plugins_dir_, "/kubelet.sock")),
       handler_(handler),
-      registrations_(registrations) {}
+      registrations_(registrations),
+      observer_(observer) {}
 
 bool RegistrationServer::serving() const {
   absl::MutexLock lock(&mu_);
@@ -89,6 +91,7 @@ grpc::Status RegistrationServer::Register(grpc::ServerContext*,
     KDP_LOG_ERROR("Registration failed", "resourceName", request->resource_name(), "endpoint",
                   request->endpoint(), "err", status.message());
   }
+  if (observer_ != nullptr) observer_->Registered(*request, status);
   return ToGrpcStatus(status);
 }
 

@@ -16,6 +16,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/metrics.h"
 #include "deviceplugin/v1beta1/api.grpc.pb.h"
+#include "manager/src/devicemanager/plugin_observer.h"
 
 namespace kdp::manager {
 
@@ -41,8 +42,10 @@ class RegistrationServer final : public v1beta1::Registration::Service {
  public:
   // `registrations` (borrowed, may be null): kubelet_device_plugin_registration_total, counted on
   // every Register call before anything else, as the kubelet counts it.
+  // `observer` (borrowed, may be null) is told of every Register call and its answer.
   RegistrationServer(std::string plugins_dir, RegistrationHandler* handler,
-                     metrics::CounterFamily* registrations = nullptr);
+                     metrics::CounterFamily* registrations = nullptr,
+                     DevicePluginObserver* observer = nullptr);
   ~RegistrationServer() override;
 
   // Removes every socket in the directory (never the checkpoint), then serves kubelet.sock.
@@ -68,6 +71,7 @@ class RegistrationServer final : public v1beta1::Registration::Service {
   const std::string socket_path_;
   RegistrationHandler* const handler_;
   metrics::CounterFamily* const registrations_;
+  DevicePluginObserver* const observer_;
   mutable absl::Mutex mu_;
   std::unique_ptr<grpc::Server> server_ ABSL_GUARDED_BY(mu_);
 };

@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "manager/src/devicemanager/plugin_observer.h"
 #include "manager/src/metrics/manager_metrics.h"
 #include "manager/src/topologymanager/numa_mask.h"
 
@@ -83,6 +84,10 @@ struct ManagerOptions {
   absl::Duration dra_call_timeout = absl::Seconds(45);
   // --dra-reconcile-period: how often terminating pods finish and orphaned claims are unprepared.
   absl::Duration dra_reconcile_period = absl::Seconds(60);
+
+  // Not a flag: told of every exchange with a device plugin (kdp-conformance embeds a Node with
+  // one). nullptr: nobody. Borrowed; must outlive the Node.
+  DevicePluginObserver* device_plugin_observer = nullptr;
 };
 
 }  // namespace kdp::manager

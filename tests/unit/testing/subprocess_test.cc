@@ -1,5 +1,5 @@
 // Tests for the shared test helpers: Subprocess/RunCommand, TempDir and WaitUntil.
-#include "tests/testing/subprocess.h"
+#include "common/subprocess.h"
 
 #include <signal.h>
 #include <sys/prctl.h>

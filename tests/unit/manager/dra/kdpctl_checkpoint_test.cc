@@ -6,11 +6,11 @@
 
 #include <fstream>
 
+#include "common/subprocess.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "manager/src/dra/checkpoint/checkpoint.h"
 #include "nlohmann/json.hpp"
-#include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
 
 namespace kdp::manager::dra {
@@ -31,11 +31,11 @@ class KdpctlDraCheckpoint : public ::testing::Test {
     std::ofstream(path) << content;
     return path;
   }
-  testing::CommandResult Run(std::vector<std::string> args) {
+  ::kdp::CommandResult Run(std::vector<std::string> args) {
     args.insert(args.begin(), KDP_KDPCTL_BIN);
-    absl::StatusOr<testing::CommandResult> result = testing::RunCommand(args, absl::Seconds(30));
+    absl::StatusOr<::kdp::CommandResult> result = ::kdp::RunCommand(args, absl::Seconds(30));
     EXPECT_TRUE(result.ok()) << result.status();
-    return result.ok() ? *result : testing::CommandResult{};
+    return result.ok() ? *result : ::kdp::CommandResult{};
   }
 
   testing::TempDir dir_;
@@ -59,7 +59,7 @@ std::vector<state::ClaimInfoState> GpuAndNicClaims() {
 }
 
 TEST_F(KdpctlDraCheckpoint, ListsTheClaimsAsJson) {
-  testing::CommandResult result =
+  ::kdp::CommandResult result =
       Run({"checkpoint", "inspect", Write("dra_manager_state", EncodeCheckpoint(GpuAndNicClaims())),
            "-o", "json"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
@@ -76,7 +76,7 @@ TEST_F(KdpctlDraCheckpoint, ListsTheClaimsAsJson) {
 }
 
 TEST_F(KdpctlDraCheckpoint, ListsTheClaimsAsText) {
-  testing::CommandResult result =
+  ::kdp::CommandResult result =
       Run({"checkpoint", "inspect", Write("state", EncodeCheckpoint(GpuAndNicClaims()))});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_THAT(result.out, HasSubstr("format dra (DRACheckpoint checkpoint.dra.kubelet.k8s.io/v1)"));
@@ -89,7 +89,7 @@ TEST_F(KdpctlDraCheckpoint, ListsTheClaimsAsText) {
 TEST_F(KdpctlDraCheckpoint, AOneByteChangeOfDataIsChecksumOkFalseAndExitTwo) {
   std::string file = EncodeCheckpoint(GpuAndNicClaims());
   file[file.find("gpu-0") + 4] = '9';
-  testing::CommandResult result = Run({"checkpoint", "inspect", Write("bad", file), "-o", "json"});
+  ::kdp::CommandResult result = Run({"checkpoint", "inspect", Write("bad", file), "-o", "json"});
   EXPECT_EQ(result.exit_code, 2);
   nlohmann::json json = nlohmann::json::parse(result.out);
   EXPECT_EQ(json["checksum_ok"], false);
@@ -98,14 +98,14 @@ TEST_F(KdpctlDraCheckpoint, AOneByteChangeOfDataIsChecksumOkFalseAndExitTwo) {
 }
 
 TEST_F(KdpctlDraCheckpoint, TheOldLayoutIsReportedAsUnsupported) {
-  testing::CommandResult result =
+  ::kdp::CommandResult result =
       Run({"checkpoint", "inspect", Write("old", R"({"version":"v1","entries":[],"checksum":1})")});
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_THAT(result.err, HasSubstr("<= 1.31"));
 }
 
 TEST_F(KdpctlDraCheckpoint, DeviceManagerCheckpointsAreStillRead) {
-  testing::CommandResult result = Run(
+  ::kdp::CommandResult result = Run(
       {"checkpoint", "inspect",
        Write("kubelet_internal_checkpoint",
              R"({"Data":{"PodDeviceEntries":null,"RegisteredDevices":{}},"Checksum":3467439661})"),

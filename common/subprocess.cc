@@ -1,4 +1,4 @@
-#include "tests/testing/subprocess.h"
+#include "common/subprocess.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -12,7 +12,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -24,7 +26,7 @@
 
 extern char** environ;
 
-namespace kdp::testing {
+namespace kdp {
 namespace {
 
 // Closes a file descriptor when it goes out of scope.
@@ -100,6 +102,21 @@ absl::StatusOr<int> OpenForAppend(const std::string& path) {
   return fd;
 }
 
+// A fresh private directory ($TMPDIR, else /tmp) for output nobody named.
+absl::StatusOr<std::string> MakeScratchDir() {
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string templ =
+      absl::StrCat(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp", "/kdp-XXXXXX");
+  if (mkdtemp(templ.data()) == nullptr) return ErrnoStatus(absl::StrCat("mkdtemp ", templ), errno);
+  return templ;
+}
+
+void RemoveScratchDir(const std::string& dir) {
+  if (dir.empty()) return;
+  std::error_code ignored;  // a leftover directory must not fail the caller
+  std::filesystem::remove_all(dir, ignored);
+}
+
 int ExitCodeFromWaitStatus(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
@@ -117,7 +134,7 @@ bool Redirect(int from, int to) {
                             int stdin_fd, int stdout_fd, int stderr_fd, int error_fd) {
   // Own process group, so the destructor can kill the child and anything it started.
   setpgid(0, 0);
-  // Die with the test. If the parent already died before prctl, getppid() has changed.
+  // Die with the parent. If the parent already died before prctl, getppid() has changed.
   if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(127);
   // Ignored signals and the blocked mask survive exec: give the program a clean slate (gRPC,
   // for one, may leave SIGPIPE ignored in the test process).
@@ -152,12 +169,20 @@ absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(std::vector<std::s
   auto program = ResolveProgram(argv[0], env);
   if (!program.ok()) return program.status();
 
-  std::unique_ptr<TempDir> temp_dir;
+  std::string owned_dir;
   std::string output_path = options.output_path;
   if (output_path.empty()) {
-    temp_dir = std::make_unique<TempDir>();
-    output_path = temp_dir->Path("output");
+    absl::StatusOr<std::string> dir = MakeScratchDir();
+    if (!dir.ok()) return dir.status();
+    owned_dir = *dir;
+    output_path = owned_dir + "/output";
   }
+  // Removed again unless the Subprocess takes it over.
+  std::string cleanup_dir = owned_dir;
+  struct DirCleanup {
+    std::string* dir;
+    ~DirCleanup() { RemoveScratchDir(*dir); }
+  } dir_cleanup{&cleanup_dir};
   auto out = OpenForAppend(output_path);
   if (!out.ok()) return out.status();
   ScopedFd stdout_fd(*out);
@@ -211,16 +236,16 @@ absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(std::vector<std::s
   // Called through syscall(): glibc 2.36's <sys/pidfd.h> lacks extern "C", so its
   // pidfd_open() does not link from C++.
   const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  cleanup_dir.clear();  // the Subprocess owns it now
   return std::unique_ptr<Subprocess>(
-      new Subprocess(pid, pidfd, std::move(output_path), std::move(temp_dir)));
+      new Subprocess(pid, pidfd, std::move(output_path), std::move(owned_dir)));
 }
 
-Subprocess::Subprocess(pid_t pid, int pidfd, std::string output_path,
-                       std::unique_ptr<TempDir> temp_dir)
+Subprocess::Subprocess(pid_t pid, int pidfd, std::string output_path, std::string owned_dir)
     : pid_(pid),
       pidfd_(pidfd),
       output_path_(std::move(output_path)),
-      temp_dir_(std::move(temp_dir)) {}
+      owned_dir_(std::move(owned_dir)) {}
 
 Subprocess::~Subprocess() {
   {
@@ -235,6 +260,7 @@ Subprocess::~Subprocess() {
     }
   }
   if (pidfd_ >= 0) close(pidfd_);
+  RemoveScratchDir(owned_dir_);
 }
 
 absl::StatusOr<bool> Subprocess::ReapLocked() {
@@ -305,7 +331,14 @@ std::string Subprocess::Output() const {
 
 absl::StatusOr<CommandResult> RunCommand(std::vector<std::string> argv, absl::Duration timeout,
                                          std::vector<std::pair<std::string, std::string>> env) {
-  TempDir dir;  // Declared first: outlives the Subprocess writing into it.
+  absl::StatusOr<std::string> scratch = MakeScratchDir();
+  if (!scratch.ok()) return scratch.status();
+  // Declared before the Subprocess writing into it, so removed after it.
+  struct DirCleanup {
+    std::string dir;
+    ~DirCleanup() { RemoveScratchDir(dir); }
+    std::string Path(const char* name) const { return dir + "/" + name; }
+  } dir{*scratch};
   const std::string command = absl::StrJoin(argv, " ");
   auto process = Subprocess::Start(std::move(argv), {.env = std::move(env),
                                                      .output_path = dir.Path("stdout"),
@@ -330,4 +363,4 @@ absl::StatusOr<CommandResult> RunCommand(std::vector<std::string> argv, absl::Du
                        .err = read_file(dir.Path("stderr"))};
 }
 
-}  // namespace kdp::testing
+}  // namespace kdp

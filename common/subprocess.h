@@ -1,13 +1,14 @@
-// Subprocess: runs a program (kdp-manager, kdpctl, an example plugin) as a child of the test, with
-// its output in a file the test can read at any time, and guarantees the child never outlives
-// the test: it gets SIGKILL when the test process dies (PR_SET_PDEATHSIG) and when the
-// Subprocess is destroyed. RunCommand is the one-shot form that captures stdout and stderr apart.
+// Subprocess: runs a program (kdp-manager, kdpctl, an example plugin, the plugin kdp-conformance
+// checks) as a child, with its output in a file the parent can read at any time, and guarantees
+// the child never outlives its parent: it gets SIGKILL when the parent process dies
+// (PR_SET_PDEATHSIG) and when the Subprocess is destroyed. RunCommand is the one-shot form that
+// captures stdout and stderr apart. The tests and kdp-conformance share it.
 //
 // Thread-safety: thread-safe; Wait may block in one thread while another calls Signal, Running
 // or Output. The child is killed if the thread that called Start exits (a PR_SET_PDEATHSIG
-// rule), so start children from the test's main thread or one that outlives them.
-#ifndef KDP_TESTS_TESTING_SUBPROCESS_H_
-#define KDP_TESTS_TESTING_SUBPROCESS_H_
+// rule), so start children from the main thread or one that outlives them.
+#ifndef KDP_COMMON_SUBPROCESS_H_
+#define KDP_COMMON_SUBPROCESS_H_
 
 #include <sys/types.h>
 
@@ -22,16 +23,16 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "tests/testing/temp_dir.h"
 
-namespace kdp::testing {
+namespace kdp {
 
 struct SubprocessOptions {
-  // Variables added to the environment inherited from the test; an entry whose name is already
-  // set replaces it. Default: none (the child sees the test's environment).
+  // Variables added to the environment inherited from the parent; an entry whose name is already
+  // set replaces it. Default: none (the child sees the parent's environment).
   std::vector<std::pair<std::string, std::string>> env = {};
   // File the child's stdout and stderr are appended to (created 0600 if missing). Default
-  // (empty): "output" in a temporary directory that the Subprocess owns and removes.
+  // (empty): "output" in a temporary directory ($TMPDIR, else /tmp) that the Subprocess owns and
+  // removes.
   std::string output_path = {};
   // When non-empty, stderr is appended here instead of to `output_path`. Default: empty.
   std::string stderr_path = {};
@@ -76,7 +77,7 @@ class Subprocess {
   const std::string& output_path() const { return output_path_; }
 
  private:
-  Subprocess(pid_t pid, int pidfd, std::string output_path, std::unique_ptr<TempDir> temp_dir);
+  Subprocess(pid_t pid, int pidfd, std::string output_path, std::string owned_dir);
 
   // Collects the exit status without blocking: true once the child has been reaped (exit_code_
   // is set), false while it runs; INTERNAL when waitpid fails.
@@ -85,7 +86,7 @@ class Subprocess {
   const pid_t pid_;
   const int pidfd_;  // -1 when the kernel has no pidfd_open; Wait then polls.
   const std::string output_path_;
-  const std::unique_ptr<TempDir> temp_dir_;  // Owns output_path_ when the caller gave none.
+  const std::string owned_dir_;  // Holds output_path_ when the caller gave none; "" otherwise.
 
   absl::Mutex mu_;
   std::optional<int> exit_code_ ABSL_GUARDED_BY(mu_);  // Set once the child is reaped.
@@ -105,6 +106,6 @@ struct CommandResult {
     std::vector<std::string> argv, absl::Duration timeout = absl::Seconds(60),
     std::vector<std::pair<std::string, std::string>> env = {});
 
-}  // namespace kdp::testing
+}  // namespace kdp
 
-#endif  // KDP_TESTS_TESTING_SUBPROCESS_H_
+#endif  // KDP_COMMON_SUBPROCESS_H_

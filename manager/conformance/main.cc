@@ -1,0 +1,160 @@
+// kdp-conformance: runs a device plugin, whatever language it is written in, against an embedded
+// kdp-manager (the kubelet's device manager, faithfully) and judges it scenario by scenario.
+// docs/conformance.md has each scenario, the kubelet behaviour it relies on, and a CI snippet.
+//
+// Exit status: 0 when no scenario failed; 1 when one did; 2 on bad usage (a flag, --run, no
+// command), also when the embedded manager cannot run at all.
+#include <signal.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "common/cli_flags.h"
+#include "common/log_flags.h"
+#include "common/logging.h"
+#include "manager/src/conformance/device_plugin_scenarios.h"
+#include "manager/src/conformance/report.h"
+#include "manager/src/conformance/runner.h"
+
+namespace {
+
+using kdp::manager::conformance::Scenario;
+using kdp::manager::conformance::ScenarioResult;
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 2;
+
+void PrintList(const std::vector<Scenario>& scenarios) {
+  for (const Scenario& scenario : scenarios) {
+    std::cout << scenario.id << "  " << scenario.description
+              << "\n    kubelet: " << scenario.kubelet_behaviour
+              << "\n    upstream: " << scenario.reference << "\n";
+  }
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app(
+      "kdp-conformance: checks a Kubernetes device plugin against the kubelet's behaviour.\n"
+      "Each scenario starts the plugin with the command given after --, in a kubelet root of\n"
+      "its own served by an embedded kdp-manager, and judges it: pass, fail (what was expected,\n"
+      "what happened) or skip (why). Placeholders in the command: {kubelet_root},\n"
+      "{device_plugins_dir}, {plugins_registry}, {plugins_dir}, {kubeconfig}, {node_name},\n"
+      "{cdi_root}. Exit status: 0 nothing failed; 1 a scenario failed; 2 bad usage.",
+      "kdp-conformance");
+  app.footer(
+      "Example:\n"
+      "  kdp-conformance device-plugin --junit report.xml -- \\\n"
+      "      my-plugin --kubelet-root {kubelet_root}\n"
+      "docs/conformance.md describes every scenario.");
+  app.require_subcommand(1);
+  kdp::cli::AddVersionFlag(app, "kdp-conformance");
+  kdp::log::LogFlags log_flags;
+  kdp::log::AddLogFlags(app, &log_flags);
+
+  kdp::manager::conformance::SessionOptions options;
+  std::string run_pattern;
+  std::string junit_path;
+  std::string output = "text";
+  bool list = false;
+  CLI::App* device_plugin =
+      app.add_subcommand("device-plugin", "Check a device plugin (the command after -- starts it)");
+  device_plugin
+      ->add_option("command", options.command,
+                   "The plugin's command line, after --, with placeholders")
+      ->type_name("CMD...");
+  device_plugin->add_flag("--list", list, "List the scenarios and exit");
+  device_plugin
+      ->add_option("--run", run_pattern,
+                   "Run only the scenarios whose ID matches this regular expression (RE2)")
+      ->type_name("REGEX");
+  kdp::cli::AddDurationOption(*device_plugin, "--timeout", &options.timeout,
+                              "Longest time one scenario may take, every wait included");
+  kdp::cli::AddDurationOption(
+      *device_plugin, "--register-timeout", &options.register_timeout,
+      "Longest time the plugin may take to register and list its devices after it starts, or "
+      "after the kubelet restarts");
+  device_plugin
+      ->add_option("--kubelet-root", options.kubelet_root,
+                   "Use this kubelet root (created if missing, reused by every scenario) instead "
+                   "of a fresh temporary one per scenario: for a plugin that hard-codes "
+                   "/var/lib/kubelet, run kdp-conformance in a mount namespace with a directory "
+                   "bound there")
+      ->type_name("DIR");
+  device_plugin->add_option("--node-name", options.node_name, "The node's name ({node_name})")
+      ->capture_default_str();
+  device_plugin
+      ->add_option("--health-trigger", options.health_trigger,
+                   "A shell command that makes device {device_id} of the plugin unhealthy "
+                   "(placeholders as in the command), for dp.health-full-list; without it that "
+                   "scenario is skipped")
+      ->type_name("CMD");
+  device_plugin->add_option("--junit", junit_path, "Also write a JUnit XML report to FILE")
+      ->type_name("FILE");
+  device_plugin->add_option("-o,--output", output, "Report format on stdout: text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == static_cast<int>(CLI::ExitCodes::Success) ? kExitOk : kExitUsage;
+  }
+  if (absl::Status applied = kdp::log::ApplyLogFlags(log_flags); !applied.ok()) {
+    std::cerr << "kdp-conformance: " << applied.message() << "\n";
+    return kExitUsage;
+  }
+  // The embedded manager's own log lines would drown the report: warnings and errors only,
+  // unless asked for more.
+  if (log_flags.level.empty() && log_flags.verbosity == 0) {
+    kdp::log::SetMinLevel(kdp::log::Level::kError);
+  }
+
+  const std::vector<Scenario>& scenarios = kdp::manager::conformance::DevicePluginScenarios();
+  if (list) {
+    PrintList(scenarios);
+    return kExitOk;
+  }
+  if (options.command.empty()) {
+    std::cerr << "kdp-conformance device-plugin: no command: give the plugin's command line "
+                 "after --, e.g. -- my-plugin --kubelet-root {kubelet_root}\n";
+    return kExitUsage;
+  }
+  absl::StatusOr<std::vector<const Scenario*>> selected =
+      kdp::manager::conformance::SelectScenarios(scenarios, run_pattern);
+  if (!selected.ok()) {
+    std::cerr << "kdp-conformance: " << selected.status().message() << "\n";
+    return kExitUsage;
+  }
+  // A plugin that closes its socket mid-call must not end this process.
+  signal(SIGPIPE, SIG_IGN);
+  const bool text = output == "text";
+  std::vector<ScenarioResult> results = kdp::manager::conformance::RunScenarios(
+      *selected, options, [&](const ScenarioResult& result) {
+        if (text) std::cout << kdp::manager::conformance::TextLine(result) << std::flush;
+      });
+  if (text) {
+    std::cout << kdp::manager::conformance::TextSummary(results);
+  } else {
+    std::cout << kdp::manager::conformance::JsonReport("device-plugin", options.command, results);
+  }
+  if (!junit_path.empty()) {
+    std::ofstream junit(junit_path, std::ios::trunc);
+    junit << kdp::manager::conformance::JunitReport("device-plugin", results);
+    if (!junit.flush()) {
+      std::cerr << "kdp-conformance: cannot write --junit " << junit_path << "\n";
+      return kExitUsage;
+    }
+  }
+  return kdp::manager::conformance::Count(results).failed > 0 ? kExitFailed : kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return Main(argc, argv); }

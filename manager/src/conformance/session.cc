@@ -1,0 +1,244 @@
+#include "manager/src/conformance/session.h"
+
+#include <grpcpp/grpcpp.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/time/clock.h"
+#include "common/grpc_status.h"
+#include "common/unix_socket.h"
+#include "manager/src/node/node.h"
+
+namespace kdp::manager::conformance {
+namespace {
+
+constexpr size_t kOutputTail = 16 * 1024;
+
+std::string Tail(std::string text, size_t limit) {
+  if (text.size() <= limit) return text;
+  return absl::StrCat("…", text.substr(text.size() - limit));
+}
+
+// "2 refused (the manager answered: …), 1 accepted without a device list" and the like.
+std::string DescribeRegistrations(const PluginRecord& record, absl::Time since) {
+  std::vector<std::string> seen;
+  for (const RecordedRegistration& registration : record.registrations) {
+    if (registration.at < since) continue;
+    seen.push_back(registration.answer.ok()
+                       ? absl::StrCat("Register(", registration.request.resource_name(),
+                                      ", endpoint ", registration.request.endpoint(), ") accepted")
+                       : absl::StrCat("Register(version \"", registration.request.version(),
+                                      "\", \"", registration.request.resource_name(),
+                                      "\", endpoint \"", registration.request.endpoint(),
+                                      "\") refused: ", registration.answer.message()));
+  }
+  if (seen.empty()) return "no Register call";
+  return absl::StrJoin(seen, "; ");
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Session>> Session::Create(SessionOptions options) {
+  if (options.command.empty()) {
+    return absl::InvalidArgumentError("no command to run: give the program under test after --");
+  }
+  std::string root = options.kubelet_root;
+  const bool temporary = root.empty();
+  if (temporary) {
+    const char* tmpdir = std::getenv("TMPDIR");
+    // Short: socket paths under it must stay below the 107-byte unix socket limit.
+    root = absl::StrCat(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp", "/kdpc-XXXXXX");
+    if (mkdtemp(root.data()) == nullptr) {
+      return absl::InternalError(
+          absl::StrCat("cannot make a temporary kubelet root ", root, ": ", std::strerror(errno)));
+    }
+  } else {
+    std::error_code error;
+    std::filesystem::create_directories(root, error);
+    if (error) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--kubelet-root ", root, ": cannot create it: ", error.message()));
+    }
+    root = std::filesystem::absolute(root).lexically_normal().string();
+    if (root.size() > 1 && root.back() == '/') root.pop_back();
+  }
+  std::unique_ptr<Session> session(new Session(std::move(options), root, temporary));
+  for (const char* dir : {"/kdp-conformance", "/cdi", "/plugins", "/plugins_registry"}) {
+    std::error_code error;
+    std::filesystem::create_directories(root + dir, error);
+    if (error) {
+      return absl::InternalError(absl::StrCat("cannot create ", root, dir, ": ", error.message()));
+    }
+  }
+  if (absl::Status started = session->StartManager(); !started.ok()) {
+    return absl::Status(started.code(), absl::StrCat("the embedded kdp-manager did not start: ",
+                                                     started.message()));
+  }
+  return session;
+}
+
+Session::Session(SessionOptions options, std::string root, bool temporary)
+    : options_(std::move(options)),
+      root_(std::move(root)),
+      temporary_root_(temporary),
+      deadline_(absl::Now() + options_.timeout) {}
+
+Session::~Session() {
+  program_.reset();  // SIGKILL to its process group, reaped
+  admin_.reset();
+  if (node_ != nullptr) node_->Stop();
+  node_.reset();
+  if (temporary_root_) {
+    std::error_code ignored;
+    std::filesystem::remove_all(root_, ignored);
+  }
+}
+
+absl::Status Session::StartManager() {
+  ManagerOptions manager_options;
+  manager_options.kubelet_root = root_;
+  manager_options.node_name = options_.node_name;
+  manager_options.metrics_address = "";
+  // A restarted plugin's resource must not stay half there: the kubelet's grace period is 5
+  // minutes, longer than any scenario.
+  manager_options.compaction_delay = absl::Milliseconds(100);
+  manager_options.dra_reconcile_period = absl::Seconds(1);
+  manager_options.device_plugin_observer = &recorder_;
+  absl::StatusOr<std::unique_ptr<Node>> node = Node::Create(manager_options);
+  if (!node.ok()) return node.status();
+  if (absl::Status started = (*node)->Start(); !started.ok()) return started;
+  node_ = *std::move(node);
+  admin_ = admin::v1::Admin::NewStub(
+      grpc::CreateChannel(UnixTarget(node_->admin_socket()), grpc::InsecureChannelCredentials()));
+  return absl::OkStatus();
+}
+
+absl::Status Session::RestartManager() {
+  admin_.reset();
+  node_->Stop();
+  node_.reset();
+  return StartManager();
+}
+
+std::string Session::Expand(absl::string_view text, absl::string_view device_id) const {
+  return absl::StrReplaceAll(text, {{"{kubelet_root}", root_},
+                                    {"{device_plugins_dir}", root_ + "/device-plugins"},
+                                    {"{plugins_registry}", root_ + "/plugins_registry"},
+                                    {"{plugins_dir}", root_ + "/plugins"},
+                                    {"{kubeconfig}", root_ + "/kdp/kubeconfig"},
+                                    {"{node_name}", options_.node_name},
+                                    {"{cdi_root}", root_ + "/cdi"},
+                                    {"{device_id}", device_id}});
+}
+
+absl::Status Session::StartProgram() {
+  std::vector<std::string> argv;
+  for (const std::string& arg : options_.command) argv.push_back(Expand(arg));
+  program_.reset();  // a previous instance, killed if it still runs
+  program_started_ = absl::Now();
+  absl::StatusOr<std::unique_ptr<Subprocess>> started = Subprocess::Start(
+      std::move(argv),
+      {.env = {{"NODE_NAME", options_.node_name}, {"KUBECONFIG", root_ + "/kdp/kubeconfig"}},
+       .output_path = root_ + "/kdp-conformance/program.log"});
+  if (!started.ok()) {
+    return absl::Status(
+        started.status().code(),
+        absl::StrCat("cannot start the program under test: ", started.status().message()));
+  }
+  program_ = *std::move(started);
+  return absl::OkStatus();
+}
+
+std::string Session::ProgramOutput() const {
+  std::ifstream in(root_ + "/kdp-conformance/program.log", std::ios::binary);
+  std::ostringstream content;
+  content << in.rdbuf();
+  return Tail(content.str(), kOutputTail);
+}
+
+absl::StatusOr<Registration> Session::WaitForRegistration(absl::Time since) {
+  const absl::Time until = std::min(since + options_.register_timeout, deadline_);
+  Registration found;
+  // The first ListAndWatch message may come before the Register call is recorded (the stream
+  // starts before the answer is sent): a list counts from the dial that preceded the answer.
+  auto registered = [&](const PluginRecord& record) {
+    for (const RecordedRegistration& registration : record.registrations) {
+      if (registration.at < since || !registration.answer.ok()) continue;
+      const std::string socket =
+          absl::StrCat(root_, "/device-plugins/", registration.request.endpoint());
+      const RecordedConnection* dial = nullptr;
+      for (const RecordedConnection& connection : record.connections) {
+        if (connection.socket == socket && connection.at >= since &&
+            connection.at <= registration.at) {
+          dial = &connection;
+        }
+      }
+      if (dial == nullptr) continue;
+      for (const RecordedList& list : record.lists) {
+        if (list.at < dial->at || list.socket != socket) continue;
+        found.request = registration.request;
+        found.socket = socket;
+        found.options = dial->options;
+        found.first_list = list.response;
+        return true;
+      }
+    }
+    return false;
+  };
+  if (recorder_.WaitUntil(registered, until)) return found;
+  const PluginRecord record = recorder_.Copy();
+  std::string what = DescribeRegistrations(record, since);
+  if (program_ != nullptr && !program_->Running()) {
+    absl::StatusOr<int> code = program_->Wait(absl::ZeroDuration());
+    absl::StrAppend(&what, "; the program exited with status ", code.ok() ? *code : -1);
+  }
+  return absl::DeadlineExceededError(
+      absl::StrCat("no accepted registration with a first device list within ",
+                   absl::FormatDuration(until - since), ": ", what));
+}
+
+absl::StatusOr<admin::v1::NodeStatus> Session::NodeStatus() {
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(std::max(deadline_, absl::Now() + absl::Seconds(5))));
+  admin::v1::NodeStatus status;
+  grpc::Status answer = admin_->GetStatus(&context, admin::v1::GetStatusRequest(), &status);
+  if (!answer.ok()) return FromGrpcStatus(answer);
+  return status;
+}
+
+absl::StatusOr<admin::v1::ApplyPodResponse> Session::ApplyPod(const std::string& manifest) {
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(std::max(deadline_, absl::Now() + absl::Seconds(5))));
+  admin::v1::ApplyPodRequest request;
+  request.set_manifest(manifest);
+  request.set_source("kdp-conformance");
+  admin::v1::ApplyPodResponse response;
+  grpc::Status answer = admin_->ApplyPod(&context, request, &response);
+  if (!answer.ok()) return FromGrpcStatus(answer);
+  return response;
+}
+
+absl::Status Session::RunHealthTrigger(absl::string_view device_id) {
+  const std::string command = Expand(options_.health_trigger, device_id);
+  absl::StatusOr<CommandResult> result =
+      RunCommand({"/bin/sh", "-c", command}, std::max(deadline_ - absl::Now(), absl::Seconds(1)));
+  if (!result.ok()) return result.status();
+  if (result->exit_code != 0) {
+    return absl::FailedPreconditionError(absl::StrCat("--health-trigger \"", command,
+                                                      "\" exited with status ", result->exit_code,
+                                                      ": ", result->out, result->err));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace kdp::manager::conformance

@@ -1,0 +1,126 @@
+// Session: one scenario's world. A kubelet root (fresh and temporary, or the one given), an
+// embedded kdp-manager serving it (a Node, manager/src/node/, with a PluginRecorder watching its
+// device manager), and the program under test started from the user's command with the
+// placeholders filled in:
+//
+//   {kubelet_root}        the root                      {device_plugins_dir}  <root>/device-plugins
+//   {plugins_registry}    <root>/plugins_registry       {plugins_dir}         <root>/plugins
+//   {kubeconfig}          <root>/kdp/kubeconfig         {node_name}           the node's name
+//   {cdi_root}            <root>/cdi (created)          {device_id}           (health trigger only)
+//
+// Everything a scenario waits for is bounded by the session's deadline (start + the scenario
+// timeout). Destroying the session kills the program (its process group), stops the manager and
+// removes a temporary root.
+//
+// Thread-safety: used from one thread (the scenario's); the recorder is thread-safe.
+#ifndef KDP_MANAGER_SRC_CONFORMANCE_SESSION_H_
+#define KDP_MANAGER_SRC_CONFORMANCE_SESSION_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "common/subprocess.h"
+#include "kdp/admin/v1/admin.grpc.pb.h"
+#include "manager/src/conformance/plugin_recorder.h"
+
+namespace kdp::manager {
+class Node;
+}  // namespace kdp::manager
+
+namespace kdp::manager::conformance {
+
+struct SessionOptions {
+  // The program under test and its arguments, placeholders unexpanded. Required.
+  std::vector<std::string> command;
+  // The kubelet root; "" for a fresh temporary one per scenario (removed after it).
+  std::string kubelet_root;
+  std::string node_name = "conformance-node";
+  // The whole scenario, every wait included.
+  absl::Duration timeout = absl::Seconds(60);
+  // How long a started (or restarted) program, or one whose kubelet restarted, may take to
+  // register and send its first device list.
+  absl::Duration register_timeout = absl::Seconds(30);
+  // A shell command (sh -c) that makes one device of the program under test unhealthy, with the
+  // placeholders, {device_id} among them; "" when the user gave none.
+  std::string health_trigger;
+};
+
+// A registration the manager accepted, with its first device list.
+struct Registration {
+  v1beta1::RegisterRequest request;
+  std::string socket;  // absolute: <device-plugins>/<endpoint>
+  v1beta1::DevicePluginOptions options;
+  v1beta1::ListAndWatchResponse first_list;
+};
+
+class Session {
+ public:
+  // Makes the root, starts the manager; the program is not started yet. Errors name the part
+  // (the root, the manager) that failed.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<Session>> Create(SessionOptions options);
+  ~Session();
+
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  const std::string& root() const { return root_; }
+  std::string device_plugins_dir() const { return root_ + "/device-plugins"; }
+  absl::Time deadline() const { return deadline_; }
+  const SessionOptions& options() const { return options_; }
+  PluginRecorder& recorder() { return recorder_; }
+
+  // `text` with every placeholder replaced; {device_id} by `device_id`.
+  std::string Expand(absl::string_view text, absl::string_view device_id = "") const;
+
+  // Starts the program under test (again, after it exited or was killed). Its output goes to
+  // <root>/kdp-conformance/program.log, appended across starts.
+  [[nodiscard]] absl::Status StartProgram();
+  // When the program was last started.
+  absl::Time program_started() const { return program_started_; }
+  // The running (or exited) program; nullptr before StartProgram.
+  Subprocess* program() { return program_.get(); }
+  // The end (at most 16 KiB) of everything the program printed.
+  std::string ProgramOutput() const;
+
+  // Waits, until min(`since` + register timeout, deadline), for a registration the manager
+  // accepted after `since` and the first ListAndWatch message on its socket after it.
+  // DEADLINE_EXCEEDED describes what was seen instead (refused registrations with the manager's
+  // answer, a registration without a list, nothing).
+  [[nodiscard]] absl::StatusOr<Registration> WaitForRegistration(absl::Time since);
+
+  // The kubelet's restart: stops the manager (kubelet.sock goes) and starts a new one on the same
+  // root and state, which removes the plugins' sockets and serves kubelet.sock again.
+  [[nodiscard]] absl::Status RestartManager();
+
+  // The manager's admin API (what kdpctl calls).
+  [[nodiscard]] absl::StatusOr<admin::v1::NodeStatus> NodeStatus();
+  [[nodiscard]] absl::StatusOr<admin::v1::ApplyPodResponse> ApplyPod(const std::string& manifest);
+
+  // Runs the health trigger for `device_id`, waiting for it (within the deadline). Its failure
+  // (an exit status other than 0) is an error naming the command and its output.
+  [[nodiscard]] absl::Status RunHealthTrigger(absl::string_view device_id);
+
+ private:
+  Session(SessionOptions options, std::string root, bool temporary);
+  [[nodiscard]] absl::Status StartManager();
+
+  const SessionOptions options_;
+  const std::string root_;
+  const bool temporary_root_;
+  const absl::Time deadline_;
+  PluginRecorder recorder_;
+  std::unique_ptr<Node> node_;
+  std::unique_ptr<admin::v1::Admin::Stub> admin_;
+  std::unique_ptr<Subprocess> program_;
+  absl::Time program_started_ = absl::InfinitePast();
+};
+
+}  // namespace kdp::manager::conformance
+
+#endif  // KDP_MANAGER_SRC_CONFORMANCE_SESSION_H_

@@ -1,0 +1,224 @@
+// kdp-conformance as a user runs it: kdp's example device plugin passes every scenario; a plugin
+// written without the SDK (tests/conformance/broken_device_plugin.cc) passes every scenario too,
+// and with each of its deliberate defects fails exactly the scenario aimed at that defect and
+// passes the rest; the JSON and JUnit reports say the same as the exit status; bad usage exits 2
+// naming the input.
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/subprocess.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/testing/temp_dir.h"
+
+namespace kdp::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Every device-plugin scenario: a plugin that passes them all is judged on all of them.
+const std::vector<std::string>& ConformanceScenarioIds() {
+  static const auto* const kIds = new std::vector<std::string>{
+      "dp.register",         "dp.options",        "dp.devices",
+      "dp.health-full-list", "dp.allocate",       "dp.preferred-allocation",
+      "dp.kubelet-restart",  "dp.plugin-restart", "dp.sigterm",
+      "dp.unexpected-calls"};
+  return *kIds;
+}
+
+struct ConformanceRun {
+  int exit_code = -1;
+  nlohmann::json report;
+  std::string err;
+  std::map<std::string, std::string> verdicts;  // scenario → "pass" / "fail" / "skip"
+  std::string Messages() const {
+    std::string all;
+    if (!report.is_object()) return err;
+    for (const nlohmann::json& scenario : report["scenarios"]) {
+      absl::StrAppend(&all, scenario.value("id", ""), ": ", scenario.value("verdict", ""), ": ",
+                      scenario.value("message", ""), "\n");
+    }
+    return all;
+  }
+};
+
+// kdp-conformance device-plugin -o json [extra] -- plugin...; the health trigger writes the
+// device's ID into {kubelet_root}/unhealthy, the file the plugin is told to watch.
+ConformanceRun RunConformance(std::vector<std::string> plugin,
+                              std::vector<std::string> extra = {}) {
+  std::vector<std::string> argv = {KDP_CONFORMANCE_BIN,
+                                   "device-plugin",
+                                   "-o",
+                                   "json",
+                                   "--health-trigger",
+                                   "echo {device_id} > {kubelet_root}/unhealthy"};
+  // A plugin that does not register is judged within 10 s (the default is 30 s).
+  if (std::find(extra.begin(), extra.end(), "--register-timeout") == extra.end()) {
+    argv.insert(argv.end(), {"--register-timeout", "10s"});
+  }
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  argv.push_back("--");
+  argv.insert(argv.end(), plugin.begin(), plugin.end());
+  ConformanceRun run;
+  absl::StatusOr<CommandResult> result = RunCommand(argv, absl::Seconds(600));
+  if (!result.ok()) {
+    run.err = std::string(result.status().message());
+    return run;
+  }
+  run.exit_code = result->exit_code;
+  run.err = result->err;
+  run.report = nlohmann::json::parse(result->out, nullptr, /*allow_exceptions=*/false);
+  if (run.report.is_object() && run.report["scenarios"].is_array()) {
+    for (const nlohmann::json& scenario : run.report["scenarios"]) {
+      run.verdicts[scenario.value("id", "")] = scenario.value("verdict", "");
+    }
+  }
+  return run;
+}
+
+std::vector<std::string> BrokenPluginCommand(const std::string& defect) {
+  return {KDP_BROKEN_DEVICE_PLUGIN_BIN,
+          "--kubelet-root",
+          "{kubelet_root}",
+          "--health-file",
+          "{kubelet_root}/unhealthy",
+          "--defect",
+          defect};
+}
+
+std::map<std::string, std::string> AllScenariosPass() {
+  std::map<std::string, std::string> verdicts;
+  for (const std::string& id : ConformanceScenarioIds()) verdicts[id] = "pass";
+  return verdicts;
+}
+
+TEST(Conformance, TheExampleGpuPluginPassesEveryScenario) {
+  TempDir dir;
+  const std::string junit = dir.Path("report.xml");
+  ConformanceRun run = RunConformance(
+      {KDP_GPU_PLUGIN_BIN, "--kubelet-root", "{kubelet_root}", "--topology-xml",
+       absl::StrCat(KDP_SOURCE_DIR, "/examples/gpu-plugin/topologies/dual-socket-8gpu.xml"),
+       "--health-file", "{kubelet_root}/unhealthy", "--metrics-address", ""},
+      {"--junit", junit});
+  EXPECT_EQ(run.exit_code, 0) << run.Messages() << run.err;
+  EXPECT_EQ(run.verdicts, AllScenariosPass()) << run.Messages();
+  EXPECT_EQ(
+      run.report["summary"],
+      nlohmann::json({{"passed", ConformanceScenarioIds().size()}, {"failed", 0}, {"skipped", 0}}));
+  // The JUnit report: one testcase per scenario, none failed or skipped.
+  std::ifstream in(junit);
+  std::stringstream xml;
+  xml << in.rdbuf();
+  EXPECT_THAT(xml.str(),
+              HasSubstr(absl::StrCat("<testsuite name=\"kdp-conformance device-plugin\" "
+                                     "tests=\"",
+                                     ConformanceScenarioIds().size(), "\" failures=\"0\"")));
+  for (const std::string& id : ConformanceScenarioIds()) {
+    EXPECT_THAT(xml.str(), HasSubstr(absl::StrCat("classname=\"device-plugin\" name=\"", id)));
+  }
+  EXPECT_EQ(xml.str().find("<failure"), std::string::npos);
+}
+
+TEST(Conformance, APluginWrittenWithoutTheSdkPassesEveryScenario) {
+  ConformanceRun run = RunConformance(BrokenPluginCommand("none"));
+  EXPECT_EQ(run.exit_code, 0) << run.Messages() << run.err;
+  EXPECT_EQ(run.verdicts, AllScenariosPass()) << run.Messages();
+}
+
+struct ConformanceDefectCase {
+  std::string defect;
+  std::string scenario;  // the one it must fail
+  std::string message;   // a part of that scenario's message
+};
+
+class ConformanceDefect : public ::testing::TestWithParam<ConformanceDefectCase> {};
+
+TEST_P(ConformanceDefect, FailsExactlyTheScenarioAimedAtIt) {
+  const ConformanceDefectCase& c = GetParam();
+  TempDir dir;
+  const std::string junit = dir.Path("report.xml");
+  ConformanceRun run = RunConformance(BrokenPluginCommand(c.defect), {"--junit", junit});
+  EXPECT_EQ(run.exit_code, 1) << run.Messages() << run.err;
+  std::map<std::string, std::string> expected = AllScenariosPass();
+  expected[c.scenario] = "fail";
+  EXPECT_EQ(run.verdicts, expected) << run.Messages();
+  for (const nlohmann::json& scenario : run.report["scenarios"]) {
+    if (scenario["id"] == c.scenario) {
+      EXPECT_THAT(scenario["message"].get<std::string>(), HasSubstr(c.message));
+    }
+  }
+  std::ifstream in(junit);
+  std::stringstream xml;
+  xml << in.rdbuf();
+  EXPECT_THAT(xml.str(), HasSubstr("failures=\"1\""));
+  EXPECT_THAT(xml.str(), HasSubstr(absl::StrCat("name=\"", c.scenario, "\" time=")));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryDefect, ConformanceDefect,
+    ::testing::Values(
+        ConformanceDefectCase{"no-reregister", "dp.kubelet-restart", "no accepted registration"},
+        ConformanceDefectCase{"diff-listandwatch", "dp.health-full-list",
+                              "without stub-1, stub-2, stub-3"},
+        ConformanceDefectCase{"bad-allocate", "dp.allocate", "paths must be absolute"},
+        ConformanceDefectCase{"crash-on-unexpected", "dp.unexpected-calls",
+                              "after Allocate with two container requests"},
+        ConformanceDefectCase{"socket-left", "dp.sigterm", "leaving its socket behind"},
+        ConformanceDefectCase{"wrong-preferred", "dp.preferred-allocation",
+                              "with must_include [stub-0]: without stub-0"},
+        ConformanceDefectCase{"duplicate-ids", "dp.devices", "device stub-0 listed twice"},
+        ConformanceDefectCase{"stale-socket", "dp.plugin-restart",
+                              "the program exited with status 1"}),
+    [](const ::testing::TestParamInfo<ConformanceDefectCase>& info) {
+      std::string name = info.param.defect;
+      for (char& c : name) c = c == '-' ? '_' : c;
+      return name;
+    });
+
+TEST(Conformance, BadUsageExitsTwoNamingTheInput) {
+  absl::StatusOr<CommandResult> none = RunCommand({KDP_CONFORMANCE_BIN, "device-plugin"});
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_EQ(none->exit_code, 2);
+  EXPECT_THAT(none->err, HasSubstr("no command"));
+  absl::StatusOr<CommandResult> regex =
+      RunCommand({KDP_CONFORMANCE_BIN, "device-plugin", "--run", "dp.(", "--", "/bin/true"});
+  ASSERT_TRUE(regex.ok()) << regex.status();
+  EXPECT_EQ(regex->exit_code, 2);
+  EXPECT_THAT(regex->err, HasSubstr("--run \"dp.(\": not a regular expression"));
+  absl::StatusOr<CommandResult> nothing =
+      RunCommand({KDP_CONFORMANCE_BIN, "device-plugin", "--run", "^dra\\.", "--", "/bin/true"});
+  ASSERT_TRUE(nothing.ok()) << nothing.status();
+  EXPECT_EQ(nothing->exit_code, 2);
+  EXPECT_THAT(nothing->err, HasSubstr("matches no scenario"));
+}
+
+TEST(Conformance, ListNamesEveryScenarioWithItsKubeletReference) {
+  absl::StatusOr<CommandResult> list = RunCommand({KDP_CONFORMANCE_BIN, "device-plugin", "--list"});
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_EQ(list->exit_code, 0) << list->err;
+  for (const std::string& id : ConformanceScenarioIds())
+    EXPECT_THAT(list->out, HasSubstr(id + "  "));
+  EXPECT_THAT(list->out, HasSubstr("upstream: pkg/kubelet/cm/devicemanager"));
+}
+
+TEST(Conformance, RunSelectsScenariosAndAProgramThatNeverRegistersFailsRegistration) {
+  // /bin/sleep never registers: dp.register fails naming what it saw; the rest are skipped.
+  ConformanceRun run = RunConformance(
+      {"/bin/sleep", "60"}, {"--run", "^dp\\.(register|devices)$", "--register-timeout", "1s"});
+  EXPECT_EQ(run.exit_code, 1) << run.Messages() << run.err;
+  EXPECT_EQ(run.verdicts,
+            (std::map<std::string, std::string>{{"dp.register", "fail"}, {"dp.devices", "skip"}}))
+      << run.Messages();
+  EXPECT_THAT(run.Messages(), HasSubstr("no Register call"));
+}
+
+}  // namespace
+}  // namespace kdp::testing
