@@ -251,8 +251,11 @@ Subprocess::~Subprocess() {
   {
     absl::MutexLock lock(&mu_);
     auto reaped = ReapLocked();
+    // The whole group, even once the child itself is gone: what it started (a wrapper script's
+    // program) must not outlive it. A process group's ID is not reused while any member lives,
+    // so this reaches only the child's own group (or nothing: ESRCH).
+    kill(-pid_, SIGKILL);
     if (reaped.ok() && !*reaped) {
-      kill(-pid_, SIGKILL);
       kill(pid_, SIGKILL);
       int status;
       while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
@@ -286,6 +289,14 @@ absl::Status Subprocess::Signal(int sig) {
   }
   // The child is not reaped, so pid_ still names it (at worst a zombie, which ignores signals).
   if (kill(pid_, sig) != 0) return ErrnoStatus(absl::StrCat("kill ", pid_), errno);
+  return absl::OkStatus();
+}
+
+absl::Status Subprocess::SignalGroup(int sig) {
+  absl::MutexLock lock(&mu_);
+  // Its own group (setpgid in the child): the group's ID is the child's pid, which cannot be
+  // reused while any member of the group lives.
+  if (kill(-pid_, sig) != 0) return ErrnoStatus(absl::StrCat("kill -", pid_), errno);
   return absl::OkStatus();
 }
 

@@ -48,7 +48,8 @@ class Subprocess {
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<Subprocess>> Start(
       std::vector<std::string> argv, SubprocessOptions options = {});
 
-  // Sends SIGKILL to the child's process group when the child is still running, then reaps it.
+  // Sends SIGKILL to the child's process group (also when the child itself has exited: what it
+  // started goes too), then reaps the child.
   ~Subprocess();
 
   Subprocess(const Subprocess&) = delete;
@@ -60,6 +61,9 @@ class Subprocess {
   // Sends `sig` to the child. FAILED_PRECONDITION when the child has already been reaped (by
   // Wait or Running): the pid may belong to another process by then. INTERNAL if kill fails.
   [[nodiscard]] absl::Status Signal(int sig) ABSL_LOCKS_EXCLUDED(mu_);
+  // Sends `sig` to the child's whole process group (the child and what it started, as a
+  // container runtime kills a container). INTERNAL (ESRCH) when no member is left.
+  [[nodiscard]] absl::Status SignalGroup(int sig) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Waits up to `timeout` for the child to exit. Returns its exit code, or 128 + the signal
   // number when a signal ended it (the shell's convention). Once the child has exited, every

@@ -3,7 +3,8 @@
 // docs/conformance.md has each scenario, the kubelet behaviour it relies on, and a CI snippet.
 //
 // Exit status: 0 when no scenario failed; 1 when one did; 2 on bad usage (a flag, --run, no
-// command), also when the embedded manager cannot run at all.
+// command, an unwritable --junit file), also when a scenario's kubelet root or embedded manager
+// cannot be made.
 #include <signal.h>
 
 #include <cstdio>
@@ -110,8 +111,8 @@ int Main(int argc, char** argv) {
     std::cerr << "kdp-conformance: " << applied.message() << "\n";
     return kExitUsage;
   }
-  // The embedded manager's own log lines would drown the report: warnings and errors only,
-  // unless asked for more.
+  // The embedded manager's own log lines would drown the report: errors only, unless asked for
+  // more.
   if (log_flags.level.empty() && log_flags.verbosity == 0) {
     kdp::log::SetMinLevel(kdp::log::Level::kError);
   }
@@ -132,20 +133,33 @@ int Main(int argc, char** argv) {
     std::cerr << "kdp-conformance: " << selected.status().message() << "\n";
     return kExitUsage;
   }
+  // The report's file is checked before a scenario runs, not after minutes of them.
+  std::ofstream junit;
+  if (!junit_path.empty()) {
+    junit.open(junit_path, std::ios::trunc);
+    if (!junit) {
+      std::cerr << "kdp-conformance: --junit " << junit_path << ": cannot write the file\n";
+      return kExitUsage;
+    }
+  }
   // A plugin that closes its socket mid-call must not end this process.
   signal(SIGPIPE, SIG_IGN);
   const bool text = output == "text";
-  std::vector<ScenarioResult> results = kdp::manager::conformance::RunScenarios(
+  absl::StatusOr<std::vector<ScenarioResult>> run = kdp::manager::conformance::RunScenarios(
       *selected, options, [&](const ScenarioResult& result) {
         if (text) std::cout << kdp::manager::conformance::TextLine(result) << std::flush;
       });
+  if (!run.ok()) {
+    std::cerr << "kdp-conformance: cannot run a scenario: " << run.status().message() << "\n";
+    return kExitUsage;
+  }
+  const std::vector<ScenarioResult>& results = *run;
   if (text) {
     std::cout << kdp::manager::conformance::TextSummary(results);
   } else {
     std::cout << kdp::manager::conformance::JsonReport("device-plugin", options.command, results);
   }
   if (!junit_path.empty()) {
-    std::ofstream junit(junit_path, std::ios::trunc);
     junit << kdp::manager::conformance::JunitReport("device-plugin", results);
     if (!junit.flush()) {
       std::cerr << "kdp-conformance: cannot write --junit " << junit_path << "\n";

@@ -27,24 +27,26 @@ absl::StatusOr<std::vector<const Scenario*>> SelectScenarios(const std::vector<S
   return selected;
 }
 
-std::vector<ScenarioResult> RunScenarios(
+absl::StatusOr<std::vector<ScenarioResult>> RunScenarios(
     const std::vector<const Scenario*>& scenarios, const SessionOptions& options,
     const std::function<void(const ScenarioResult&)>& on_result) {
   std::vector<ScenarioResult> results;
   for (const Scenario* scenario : scenarios) {
     const absl::Time start = absl::Now();
     ScenarioResult result{.scenario = scenario, .outcome = {}, .took = {}, .program_output = {}};
-    absl::StatusOr<std::unique_ptr<Session>> session = Session::Create(options);
-    if (!session.ok()) {
-      result.outcome = Outcome::Fail("a kubelet root and an embedded kdp-manager to run in",
-                                     session.status().message());
-    } else if (absl::Status started = (*session)->StartProgram(); !started.ok()) {
-      result.outcome = Outcome::Fail("the program under test to start", started.message());
-    } else {
-      result.outcome = scenario->check(**session);
+    {
+      absl::StatusOr<std::unique_ptr<Session>> session = Session::Create(options);
+      if (!session.ok()) {
+        return absl::Status(session.status().code(),
+                            absl::StrCat(scenario->id, ": ", session.status().message()));
+      }
+      if (absl::Status started = (*session)->StartProgram(); !started.ok()) {
+        result.outcome = Outcome::Fail("the program under test to start", started.message());
+      } else {
+        result.outcome = scenario->check(**session);
+      }
       result.program_output = (*session)->ProgramOutput();
-    }
-    session = absl::StatusOr<std::unique_ptr<Session>>(nullptr);  // stopped before timing ends
+    }  // the session is stopped and removed within the scenario's time
     result.took = absl::Now() - start;
     if (on_result) on_result(result);
     results.push_back(std::move(result));

@@ -22,9 +22,11 @@ namespace kdp::manager::conformance {
 [[nodiscard]] absl::StatusOr<std::vector<const Scenario*>> SelectScenarios(
     const std::vector<Scenario>& scenarios, const std::string& pattern);
 
-// Runs each scenario: a Session, the program started, the check. A Session that cannot be made
-// fails the scenario with the reason. `on_result` (may be empty) hears each result as it comes.
-std::vector<ScenarioResult> RunScenarios(
+// Runs each scenario: a Session, the program started, the check. `on_result` (may be empty) hears
+// each result as it comes. A Session that cannot be made (no temporary root, the embedded
+// manager does not start) is this machine's problem, not the plugin's: the run stops with that
+// error, naming the scenario.
+[[nodiscard]] absl::StatusOr<std::vector<ScenarioResult>> RunScenarios(
     const std::vector<const Scenario*>& scenarios, const SessionOptions& options,
     const std::function<void(const ScenarioResult&)>& on_result);
 

@@ -5,16 +5,20 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <system_error>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
+#include "common/durable_file.h"
 #include "common/grpc_status.h"
 #include "common/unix_socket.h"
 #include "manager/src/node/node.h"
@@ -24,9 +28,55 @@ namespace {
 
 constexpr size_t kOutputTail = 16 * 1024;
 
-std::string Tail(std::string text, size_t limit) {
+// The last `limit` bytes of `text`, from a character boundary (a UTF-8 sequence is not cut).
+std::string Tail(const std::string& text, size_t limit) {
   if (text.size() <= limit) return text;
-  return absl::StrCat("…", text.substr(text.size() - limit));
+  size_t from = text.size() - limit;
+  while (from < text.size() && (static_cast<unsigned char>(text[from]) & 0xC0) == 0x80) ++from;
+  return absl::StrCat("…", text.substr(from));
+}
+
+// `text` as one shell word: single-quoted, a quote inside written '\''.
+std::string ShellQuote(absl::string_view text) {
+  return absl::StrCat("'", absl::StrReplaceAll(text, {{"'", "'\\''"}}), "'");
+}
+
+// The absolute socket a Register call names: an endpoint is a file name in the device-plugins
+// directory (kubelet.sock), or already absolute (plugins_registry).
+std::string SocketOf(const v1beta1::RegisterRequest& request, const std::string& plugins_dir) {
+  if (absl::StartsWith(request.endpoint(), "/")) return request.endpoint();
+  return absl::StrCat(plugins_dir, "/", request.endpoint());
+}
+
+// The first registration accepted after `since` (of `resource` unless empty) whose socket then
+// sent a ListAndWatch message. The first message may come before the answer is recorded (the
+// stream starts before the Register handler returns): a list counts from the dial-back that
+// preceded the answer.
+std::optional<Registration> FindRegistration(const PluginRecord& record,
+                                             const std::string& plugins_dir, absl::Time since,
+                                             absl::string_view resource) {
+  for (const RecordedRegistration& registration : record.registrations) {
+    if (registration.at < since || !registration.answer.ok()) continue;
+    if (!resource.empty() && registration.request.resource_name() != resource) continue;
+    const std::string socket = SocketOf(registration.request, plugins_dir);
+    const RecordedConnection* dial = nullptr;
+    for (const RecordedConnection& connection : record.connections) {
+      if (connection.socket == socket && connection.at >= since &&
+          connection.at <= registration.at) {
+        dial = &connection;
+      }
+    }
+    if (dial == nullptr) continue;
+    for (const RecordedList& list : record.lists) {
+      if (list.at < dial->at || list.socket != socket) continue;
+      return Registration{.at = registration.at,
+                          .request = registration.request,
+                          .socket = socket,
+                          .options = dial->options,
+                          .first_list = list.response};
+    }
+  }
+  return std::nullopt;
 }
 
 // "2 refused (the manager answered: …), 1 accepted without a device list" and the like.
@@ -79,6 +129,10 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(SessionOptions options)
     if (error) {
       return absl::InternalError(absl::StrCat("cannot create ", root, dir, ": ", error.message()));
     }
+  }
+  if (absl::StatusOr<std::string> earlier = ::kdp::ReadFile(root + "/kdp-conformance/program.log");
+      earlier.ok()) {
+    session->output_offset_ = earlier->size();
   }
   if (absl::Status started = session->StartManager(); !started.ok()) {
     return absl::Status(started.code(), absl::StrCat("the embedded kdp-manager did not start: ",
@@ -144,7 +198,7 @@ std::string Session::Expand(absl::string_view text, absl::string_view device_id)
 absl::Status Session::StartProgram() {
   std::vector<std::string> argv;
   for (const std::string& arg : options_.command) argv.push_back(Expand(arg));
-  program_.reset();  // a previous instance, killed if it still runs
+  program_.reset();  // a previous instance's process group, killed
   program_started_ = absl::Now();
   absl::StatusOr<std::unique_ptr<Subprocess>> started = Subprocess::Start(
       std::move(argv),
@@ -160,56 +214,48 @@ absl::Status Session::StartProgram() {
 }
 
 std::string Session::ProgramOutput() const {
-  std::ifstream in(root_ + "/kdp-conformance/program.log", std::ios::binary);
-  std::ostringstream content;
-  content << in.rdbuf();
-  return Tail(content.str(), kOutputTail);
+  absl::StatusOr<std::string> output = ::kdp::ReadFile(root_ + "/kdp-conformance/program.log");
+  if (!output.ok() || output->size() <= output_offset_) return "";
+  return Tail(output->substr(output_offset_), kOutputTail);
 }
 
-absl::StatusOr<Registration> Session::WaitForRegistration(absl::Time since) {
-  const absl::Time until = std::min(since + options_.register_timeout, deadline_);
-  Registration found;
-  // The first ListAndWatch message may come before the Register call is recorded (the stream
-  // starts before the answer is sent): a list counts from the dial that preceded the answer.
+absl::StatusOr<Registration> Session::WaitForRegistration(absl::Time since, absl::Time window_start,
+                                                          absl::string_view resource) {
+  const absl::Time until = std::min(window_start + options_.register_timeout, deadline_);
+  const std::string plugins_dir = device_plugins_dir();
   auto registered = [&](const PluginRecord& record) {
-    for (const RecordedRegistration& registration : record.registrations) {
-      if (registration.at < since || !registration.answer.ok()) continue;
-      const std::string socket =
-          absl::StrCat(root_, "/device-plugins/", registration.request.endpoint());
-      const RecordedConnection* dial = nullptr;
-      for (const RecordedConnection& connection : record.connections) {
-        if (connection.socket == socket && connection.at >= since &&
-            connection.at <= registration.at) {
-          dial = &connection;
-        }
-      }
-      if (dial == nullptr) continue;
-      for (const RecordedList& list : record.lists) {
-        if (list.at < dial->at || list.socket != socket) continue;
-        found.request = registration.request;
-        found.socket = socket;
-        found.options = dial->options;
-        found.first_list = list.response;
-        return true;
+    return FindRegistration(record, plugins_dir, since, resource).has_value();
+  };
+  std::optional<int> failed;  // the program's non-zero exit status
+  while (true) {
+    // In slices, to notice a program that failed without waiting out the window.
+    if (recorder_.WaitUntil(registered, std::min(until, absl::Now() + absl::Milliseconds(100)))) {
+      return *FindRegistration(recorder_.Copy(), plugins_dir, since, resource);
+    }
+    if (absl::Now() >= until) break;
+    if (program_ != nullptr && !program_->Running()) {
+      absl::StatusOr<int> code = program_->Wait(absl::ZeroDuration());
+      if (code.ok() && *code != 0) {
+        failed = *code;
+        break;
       }
     }
-    return false;
-  };
-  if (recorder_.WaitUntil(registered, until)) return found;
-  const PluginRecord record = recorder_.Copy();
-  std::string what = DescribeRegistrations(record, since);
-  if (program_ != nullptr && !program_->Running()) {
-    absl::StatusOr<int> code = program_->Wait(absl::ZeroDuration());
-    absl::StrAppend(&what, "; the program exited with status ", code.ok() ? *code : -1);
+  }
+  std::string what = DescribeRegistrations(recorder_.Copy(), since);
+  if (failed.has_value()) {
+    return absl::FailedPreconditionError(absl::StrCat("the program exited with status ", *failed,
+                                                      " before a registration was "
+                                                      "accepted with a first device list: ",
+                                                      what));
   }
   return absl::DeadlineExceededError(
       absl::StrCat("no accepted registration with a first device list within ",
-                   absl::FormatDuration(until - since), ": ", what));
+                   absl::FormatDuration(until - window_start), ": ", what));
 }
 
 absl::StatusOr<admin::v1::NodeStatus> Session::NodeStatus() {
   grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(std::max(deadline_, absl::Now() + absl::Seconds(5))));
+  context.set_deadline(absl::ToChronoTime(deadline_));
   admin::v1::NodeStatus status;
   grpc::Status answer = admin_->GetStatus(&context, admin::v1::GetStatusRequest(), &status);
   if (!answer.ok()) return FromGrpcStatus(answer);
@@ -218,7 +264,7 @@ absl::StatusOr<admin::v1::NodeStatus> Session::NodeStatus() {
 
 absl::StatusOr<admin::v1::ApplyPodResponse> Session::ApplyPod(const std::string& manifest) {
   grpc::ClientContext context;
-  context.set_deadline(absl::ToChronoTime(std::max(deadline_, absl::Now() + absl::Seconds(5))));
+  context.set_deadline(absl::ToChronoTime(deadline_));
   admin::v1::ApplyPodRequest request;
   request.set_manifest(manifest);
   request.set_source("kdp-conformance");
@@ -229,9 +275,13 @@ absl::StatusOr<admin::v1::ApplyPodResponse> Session::ApplyPod(const std::string&
 }
 
 absl::Status Session::RunHealthTrigger(absl::string_view device_id) {
-  const std::string command = Expand(options_.health_trigger, device_id);
+  const std::string command = Expand(options_.health_trigger, ShellQuote(device_id));
+  const absl::Duration left = deadline_ - absl::Now();
+  if (left <= absl::ZeroDuration()) {
+    return absl::DeadlineExceededError("no time left to run --health-trigger");
+  }
   absl::StatusOr<CommandResult> result =
-      RunCommand({"/bin/sh", "-c", command}, std::max(deadline_ - absl::Now(), absl::Seconds(1)));
+      RunCommand({"/bin/sh", "-c", command}, left, {{"KDP_DEVICE_ID", std::string(device_id)}});
   if (!result.ok()) return result.status();
   if (result->exit_code != 0) {
     return absl::FailedPreconditionError(absl::StrCat("--health-trigger \"", command,

@@ -53,8 +53,9 @@ struct SessionOptions {
 
 // A registration the manager accepted, with its first device list.
 struct Registration {
+  absl::Time at;  // when the manager accepted it
   v1beta1::RegisterRequest request;
-  std::string socket;  // absolute: <device-plugins>/<endpoint>
+  std::string socket;  // absolute: the endpoint, joined to the device-plugins directory
   v1beta1::DevicePluginOptions options;
   v1beta1::ListAndWatchResponse first_list;
 };
@@ -75,35 +76,45 @@ class Session {
   const SessionOptions& options() const { return options_; }
   PluginRecorder& recorder() { return recorder_; }
 
-  // `text` with every placeholder replaced; {device_id} by `device_id`.
+  // `text` with every placeholder replaced; {device_id} by `device_id` as it is.
   std::string Expand(absl::string_view text, absl::string_view device_id = "") const;
 
-  // Starts the program under test (again, after it exited or was killed). Its output goes to
-  // <root>/kdp-conformance/program.log, appended across starts.
+  // Starts the program under test (again, after it exited or was killed: the old instance's
+  // process group is killed first). Its output goes to <root>/kdp-conformance/program.log,
+  // appended across starts.
   [[nodiscard]] absl::Status StartProgram();
   // When the program was last started.
   absl::Time program_started() const { return program_started_; }
   // The running (or exited) program; nullptr before StartProgram.
   Subprocess* program() { return program_.get(); }
-  // The end (at most 16 KiB) of everything the program printed.
+  // The end (at most 16 KiB) of what the program printed in this session.
   std::string ProgramOutput() const;
 
-  // Waits, until min(`since` + register timeout, deadline), for a registration the manager
-  // accepted after `since` and the first ListAndWatch message on its socket after it.
-  // DEADLINE_EXCEEDED describes what was seen instead (refused registrations with the manager's
-  // answer, a registration without a list, nothing).
-  [[nodiscard]] absl::StatusOr<Registration> WaitForRegistration(absl::Time since);
+  // Waits for a registration the manager accepted after `since` (of `resource`, unless empty)
+  // and the first ListAndWatch message on its socket, until min(`window_start` + the register
+  // timeout, deadline); gives up early when the program exited with a non-zero status (one that
+  // exits 0 may have left a child to serve). DEADLINE_EXCEEDED (FAILED_PRECONDITION when the
+  // program failed) describes what was seen instead: refused registrations with the manager's
+  // answer, a registration without a list, nothing.
+  [[nodiscard]] absl::StatusOr<Registration> WaitForRegistration(absl::Time since,
+                                                                 absl::Time window_start,
+                                                                 absl::string_view resource = "");
+  // The first registration since the program last started.
+  [[nodiscard]] absl::StatusOr<Registration> WaitForRegistration() {
+    return WaitForRegistration(program_started_, program_started_);
+  }
 
   // The kubelet's restart: stops the manager (kubelet.sock goes) and starts a new one on the same
   // root and state, which removes the plugins' sockets and serves kubelet.sock again.
   [[nodiscard]] absl::Status RestartManager();
 
-  // The manager's admin API (what kdpctl calls).
+  // The manager's admin API (what kdpctl calls), within the deadline.
   [[nodiscard]] absl::StatusOr<admin::v1::NodeStatus> NodeStatus();
   [[nodiscard]] absl::StatusOr<admin::v1::ApplyPodResponse> ApplyPod(const std::string& manifest);
 
-  // Runs the health trigger for `device_id`, waiting for it (within the deadline). Its failure
-  // (an exit status other than 0) is an error naming the command and its output.
+  // Runs the health trigger for `device_id` (shell-quoted into {device_id}; also in the
+  // environment as KDP_DEVICE_ID), waiting for it within the deadline. Its failure (an exit status
+  // other than 0) is an error naming the command and its output.
   [[nodiscard]] absl::Status RunHealthTrigger(absl::string_view device_id);
 
  private:
@@ -119,6 +130,8 @@ class Session {
   std::unique_ptr<admin::v1::Admin::Stub> admin_;
   std::unique_ptr<Subprocess> program_;
   absl::Time program_started_ = absl::InfinitePast();
+  // The program's log already held this much before the session (a reused --kubelet-root).
+  size_t output_offset_ = 0;
 };
 
 }  // namespace kdp::manager::conformance

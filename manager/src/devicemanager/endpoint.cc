@@ -104,10 +104,10 @@ void Endpoint::Run(SnapshotCallback on_snapshot, EndedCallback on_ended) {
         }
         KDP_LOG_WARNING("ListAndWatch ended", "resourceName", resource_name_, "endpoint",
                         socket_path_, "err", status.error_message());
+        on_ended(FromGrpcStatus(status));
         if (config_.observer != nullptr) {
           config_.observer->StreamEnded(resource_name_, socket_path_, FromGrpcStatus(status));
         }
-        on_ended(FromGrpcStatus(status));
       });
 }
 

@@ -5,9 +5,10 @@
 // kdp-conformance judges a plugin by what it is told (manager/src/conformance/); kdp-manager itself
 // runs without one.
 //
-// Thread-safety: called synchronously on the manager's threads (Register handlers, an endpoint's
-// stream thread, the admitting thread), never with a manager lock held. Implementations must be
-// thread-safe and must not call back into the manager.
+// Thread-safety: called synchronously on the manager's threads (Register handlers, the plugin
+// watcher, an endpoint's stream thread, the admitting thread), Preferred with the device
+// manager's allocation lock held. Implementations must be thread-safe, quick, and must not call
+// back into the manager.
 #ifndef KDP_MANAGER_SRC_DEVICEMANAGER_PLUGIN_OBSERVER_H_
 #define KDP_MANAGER_SRC_DEVICEMANAGER_PLUGIN_OBSERVER_H_
 
@@ -23,7 +24,9 @@ class DevicePluginObserver {
  public:
   virtual ~DevicePluginObserver() = default;
 
-  // A Register call and the manager's answer to it (OK once the plugin was dialled back).
+  // A Register call on kubelet.sock and the manager's answer to it (OK once the plugin was
+  // dialled back); a registration through plugins_registry as such a call would carry it
+  // (version "v1beta1", the socket's absolute path as the endpoint).
   virtual void Registered(const v1beta1::RegisterRequest& request, const absl::Status& answer) = 0;
   // GetDevicePluginOptions answered when the manager dialled the plugin at `socket` back.
   virtual void Connected(const std::string& resource, const std::string& socket,
@@ -31,7 +34,9 @@ class DevicePluginObserver {
   // A ListAndWatch message, before the manager acts on it.
   virtual void Listed(const std::string& resource, const std::string& socket,
                       const v1beta1::ListAndWatchResponse& response) = 0;
-  // The ListAndWatch stream ended, not by the manager's own Stop: the plugin's status.
+  // The ListAndWatch stream ended, not by the manager's own Stop: the plugin's status. Told after
+  // the manager handled the end (the endpoint is stopped, a new registration of the socket is
+  // accepted).
   virtual void StreamEnded(const std::string& resource, const std::string& socket,
                            const absl::Status& status) = 0;
   virtual void Allocated(const std::string& resource, const std::string& socket,

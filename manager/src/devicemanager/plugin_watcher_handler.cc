@@ -19,8 +19,9 @@ constexpr char kSupportedVersion[] = "v1beta1";
 }  // namespace
 
 DevicePluginWatcherHandler::DevicePluginWatcherHandler(RegistrationHandler* registration,
-                                                       Deregister deregister)
-    : registration_(registration), deregister_(std::move(deregister)) {}
+                                                       Deregister deregister,
+                                                       DevicePluginObserver* observer)
+    : registration_(registration), deregister_(std::move(deregister)), observer_(observer) {}
 
 absl::Status DevicePluginWatcherHandler::ValidatePlugin(const std::string& name,
                                                         const std::string& endpoint,
@@ -48,7 +49,15 @@ absl::Status DevicePluginWatcherHandler::RegisterPlugin(const std::string& name,
                                                         const std::string& endpoint,
                                                         const std::vector<std::string>&) {
   KDP_LOG_INFO("Registering plugin at endpoint", "plugin", name, "endpoint", endpoint);
-  return registration_->RegisterPlugin(name, endpoint);
+  absl::Status answer = registration_->RegisterPlugin(name, endpoint);
+  if (observer_ != nullptr) {
+    v1beta1::RegisterRequest request;
+    request.set_version(kSupportedVersion);
+    request.set_endpoint(endpoint);
+    request.set_resource_name(name);
+    observer_->Registered(request, answer);
+  }
+  return answer;
 }
 
 void DevicePluginWatcherHandler::DeRegisterPlugin(const std::string& name,

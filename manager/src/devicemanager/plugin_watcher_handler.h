@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "manager/src/devicemanager/plugin_observer.h"
 #include "manager/src/devicemanager/registration_server.h"
 #include "manager/src/pluginmanager/plugin_handler.h"
 
@@ -28,8 +29,11 @@ class DevicePluginWatcherHandler final : public pluginmanager::PluginHandler {
       std::function<void(const std::string& resource_name, const std::string& socket_path)>;
 
   // `registration` is borrowed and must outlive the handler; `deregister` may be empty (then a
-  // removed socket only ends the plugin's stream when the plugin exits).
-  DevicePluginWatcherHandler(RegistrationHandler* registration, Deregister deregister);
+  // removed socket only ends the plugin's stream when the plugin exits). `observer` (borrowed,
+  // may be null) is told of each registration as a RegisterRequest would carry it (version
+  // "v1beta1", the socket's absolute path as the endpoint) with its answer.
+  DevicePluginWatcherHandler(RegistrationHandler* registration, Deregister deregister,
+                             DevicePluginObserver* observer = nullptr);
 
   // INVALID_ARGUMENT with the kubelet's texts: "manager version, v1beta1, is not among plugin
   // supported versions [<versions>]" when "v1beta1" is not listed; "invalid name of device
@@ -47,6 +51,7 @@ class DevicePluginWatcherHandler final : public pluginmanager::PluginHandler {
  private:
   RegistrationHandler* const registration_;
   const Deregister deregister_;
+  DevicePluginObserver* const observer_;
 };
 
 }  // namespace kdp::manager

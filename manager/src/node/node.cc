@@ -463,7 +463,8 @@ absl::Status Node::StartLocked() {
       devices_.get(),
       [devices = devices_.get()](const std::string& resource, const std::string& socket) {
         devices->DeregisterPlugin(resource, socket);
-      });
+      },
+      options_.device_plugin_observer);
   plugin_manager_ =
       std::make_unique<pluginmanager::PluginManager>(pluginmanager::PluginManagerOptions{
           .dir = absl::StrCat(options_.kubelet_root, "/plugins_registry"),

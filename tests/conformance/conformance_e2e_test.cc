@@ -3,7 +3,10 @@
 // and with each of its deliberate defects fails exactly the scenario aimed at that defect and
 // passes the rest; the JSON and JUnit reports say the same as the exit status; bad usage exits 2
 // naming the input.
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -13,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/durable_file.h"
 #include "common/subprocess.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -182,6 +186,31 @@ INSTANTIATE_TEST_SUITE_P(
       for (char& c : name) c = c == '-' ? '_' : c;
       return name;
     });
+
+// A plugin started through a wrapper that does not exec it (sh -c "plugin ...") is killed with
+// its wrapper: its crash restarts the whole group, and nothing of it outlives the run.
+TEST(Conformance, AWrappedPluginIsKilledWithItsWrapper) {
+  const std::string resource = absl::StrCat("example.com/wrapped", getpid());
+  const std::string command =
+      absl::StrCat(KDP_BROKEN_DEVICE_PLUGIN_BIN, " --kubelet-root {kubelet_root} --resource ",
+                   resource, "; true");  // "; true": sh cannot exec the plugin in its place
+  ConformanceRun run = RunConformance({"/bin/sh", "-c", command},
+                                      {"--run", "^dp\\.(register|plugin-restart|sigterm)$"});
+  EXPECT_EQ(run.exit_code, 1) << run.Messages() << run.err;
+  EXPECT_EQ(run.verdicts,
+            (std::map<std::string, std::string>{
+                {"dp.register", "pass"}, {"dp.plugin-restart", "pass"}, {"dp.sigterm", "fail"}}))
+      << run.Messages();
+  // SIGTERM reached only the shell, as it reaches a container's first process: the plugin under
+  // it never heard of it.
+  EXPECT_THAT(run.Messages(), HasSubstr("dp.sigterm: fail"));
+  // No instance of the plugin is left.
+  for (const std::filesystem::directory_entry& entry :
+       std::filesystem::directory_iterator("/proc")) {
+    const std::string cmdline = ::kdp::ReadFile(entry.path().string() + "/cmdline").value_or("");
+    EXPECT_EQ(cmdline.find(resource), std::string::npos) << entry.path() << ": " << cmdline;
+  }
+}
 
 TEST(Conformance, BadUsageExitsTwoNamingTheInput) {
   absl::StatusOr<CommandResult> none = RunCommand({KDP_CONFORMANCE_BIN, "device-plugin"});
