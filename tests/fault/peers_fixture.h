@@ -52,11 +52,14 @@ namespace kdp::testing {
 
 // The bound on every status answer while a peer misbehaves: the 100 ms. Under ASan or
 // TSan (CI runs both on 2 cores) everything the manager does costs 3-10x more, and the manager
-// and the hostile peer share those 2 cores, so the bound gets an allowance of 5x there; the
+// and the hostile peer share those 2 cores with CI's ThreadSanitizer and release builds running
+// beside the tests, so the bound gets an allowance of 10x there: a fresh .ci/run (2026-11-30)
+// measured a 760 ms maximum under ASan during the registration flood, its median far below. A
+// manager that answered status behind a plugin's dial (1 s and more) still exceeds it; the
 // figures printed are the measured ones either way.
 inline absl::Duration ResponsivenessBound() {
 #ifdef KDP_PEERS_SANITIZED
-  return absl::Milliseconds(500);
+  return absl::Seconds(1);
 #else
   return absl::Milliseconds(100);
 #endif

@@ -91,10 +91,10 @@ void Endpoint::Run(SnapshotCallback on_snapshot, EndedCallback on_ended) {
           // (100,000 devices are tens of MiB parsed) for as long as the stream lives.
           v1beta1::ListAndWatchResponse response;
           if (!reader->Read(&response)) break;
+          on_snapshot(response);
           if (config_.observer != nullptr) {
             config_.observer->Listed(resource_name_, socket_path_, response);
           }
-          on_snapshot(response);
         }
         grpc::Status status = FinishStream(*reader);
         {

@@ -31,7 +31,8 @@ class DevicePluginObserver {
   // GetDevicePluginOptions answered when the manager dialled the plugin at `socket` back.
   virtual void Connected(const std::string& resource, const std::string& socket,
                          const v1beta1::DevicePluginOptions& options) = 0;
-  // A ListAndWatch message, before the manager acts on it.
+  // A ListAndWatch message, once the manager took it: its devices are the node's (allocatable,
+  // when the socket is the resource's active endpoint).
   virtual void Listed(const std::string& resource, const std::string& socket,
                       const v1beta1::ListAndWatchResponse& response) = 0;
   // The ListAndWatch stream ended, not by the manager's own Stop: the plugin's status. Told after
