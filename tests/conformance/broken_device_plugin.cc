@@ -27,6 +27,10 @@
 //   duplicate-ids        every ListAndWatch message lists stub-0 twice.     dp.devices
 //   stale-socket         does not remove a leftover file at its socket path at start-up, so a
 //                        start after a SIGKILL cannot listen and exits 1.   dp.plugin-restart
+//   unserved-preferred   advertises GetPreferredAllocation but answers it UNIMPLEMENTED.
+//                                                                           dp.options
+//                        Not alone: the kubelet calls what is advertised, so dp.allocate fails
+//                        too and dp.preferred-allocation is skipped.
 #include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -68,7 +72,7 @@ namespace {
 // finds every line its defect changes.
 constexpr absl::string_view kDefects[] = {
     "none",        "no-reregister",   "diff-listandwatch", "bad-allocate", "crash-on-unexpected",
-    "socket-left", "wrong-preferred", "duplicate-ids",     "stale-socket"};
+    "socket-left", "wrong-preferred", "duplicate-ids",     "stale-socket", "unserved-preferred"};
 
 constexpr absl::Duration kTick = absl::Milliseconds(100);
 constexpr absl::Duration kRegisterRetry = absl::Milliseconds(500);
@@ -243,6 +247,9 @@ class StubPlugin final : public v1beta1::DevicePlugin::Service {
   grpc::Status GetPreferredAllocation(grpc::ServerContext*,
                                       const v1beta1::PreferredAllocationRequest* request,
                                       v1beta1::PreferredAllocationResponse* response) override {
+    if (config_.defect == "unserved-preferred") {
+      return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "GetPreferredAllocation");
+    }
     for (const v1beta1::ContainerPreferredAllocationRequest& wanted :
          request->container_requests()) {
       auto* answer = response->add_container_responses();

@@ -212,6 +212,22 @@ TEST(Conformance, AWrappedPluginIsKilledWithItsWrapper) {
   }
 }
 
+// An RPC advertised but not served fails dp.options, naming it. The kubelet calls what a plugin
+// advertises, so the pod's admission fails too, and the preferred-allocation check is skipped.
+TEST(Conformance, AnAdvertisedRpcThatIsNotServedFailsTheOptions) {
+  ConformanceRun run = RunConformance(BrokenPluginCommand("unserved-preferred"));
+  EXPECT_EQ(run.exit_code, 1) << run.Messages() << run.err;
+  std::map<std::string, std::string> expected = AllScenariosPass();
+  expected["dp.options"] = "fail";
+  expected["dp.allocate"] = "fail";
+  expected["dp.preferred-allocation"] = "skip";
+  EXPECT_EQ(run.verdicts, expected) << run.Messages();
+  EXPECT_THAT(run.Messages(),
+              HasSubstr("dp.options: fail: expected every RPC GetDevicePluginOptions advertises to "
+                        "be served; got GetPreferredAllocation advertised but answered "
+                        "UNIMPLEMENTED"));
+}
+
 TEST(Conformance, BadUsageExitsTwoNamingTheInput) {
   absl::StatusOr<CommandResult> none = RunCommand({KDP_CONFORMANCE_BIN, "device-plugin"});
   ASSERT_TRUE(none.ok()) << none.status();

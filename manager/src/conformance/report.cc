@@ -3,64 +3,13 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "manager/src/admin/topology_render.h"
 #include "nlohmann/json.hpp"
 
 namespace kdp::manager::conformance {
 namespace {
 
 double Seconds(const ScenarioResult& result) { return absl::ToDoubleSeconds(result.took); }
-
-// Text fit for an XML attribute or element: the five predefined entities escaped, and control
-// characters (which XML 1.0 forbids) and invalid UTF-8 bytes replaced, since a program's output
-// may hold anything.
-std::string XmlEscape(absl::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        continue;
-      case '<':
-        out += "&lt;";
-        continue;
-      case '>':
-        out += "&gt;";
-        continue;
-      case '"':
-        out += "&quot;";
-        continue;
-      case '\'':
-        out += "&apos;";
-        continue;
-      default:
-        break;
-    }
-    if (c < 0x20 && c != '\n' && c != '\t' && c != '\r') {
-      out += '?';
-    } else if (c < 0x80) {
-      out += static_cast<char>(c);
-    } else {
-      // A whole, valid UTF-8 sequence is kept; anything else becomes '?'.
-      const int length = (c & 0xE0) == 0xC0   ? 2
-                         : (c & 0xF0) == 0xE0 ? 3
-                         : (c & 0xF8) == 0xF0 ? 4
-                                              : 0;
-      bool valid = length > 0 && i + length <= text.size();
-      for (int k = 1; valid && k < length; ++k) {
-        valid = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
-      }
-      if (!valid) {
-        out += '?';
-        continue;
-      }
-      out.append(text.data() + i, length);
-      i += length - 1;
-    }
-  }
-  return out;
-}
 
 }  // namespace
 
