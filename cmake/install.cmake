@@ -40,7 +40,8 @@ install(FILES "${PROJECT_BINARY_DIR}/kdp-sdk.pc" DESTINATION "${CMAKE_INSTALL_LI
 install(TARGETS kdp-topology kdp-cdi-validate RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}"
         COMPONENT sdk)
 
-install(TARGETS kdp-manager kdpctl RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}" COMPONENT manager)
+install(TARGETS kdp-manager kdpctl kdp-conformance RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}"
+        COMPONENT manager)
 
 install(TARGETS kdp-gpu-plugin kdp-dra-driver RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}"
         COMPONENT examples)
@@ -83,7 +84,8 @@ set(CPACK_DEBIAN_MANAGER_PACKAGE_NAME "kdp-manager")
 set(CPACK_COMPONENT_MANAGER_DESCRIPTION
     "kubelet-faithful local device manager and DRA manager for kdp plugins\n\
 kdp-manager stands in for the kubelet's device manager, DRA manager and PodResources API on a\n\
-laptop or in CI; kdpctl admits pods and shows the node.")
+laptop or in CI; kdpctl admits pods and shows the node; kdp-conformance judges any device\n\
+plugin or DRA driver against the kubelet's behaviour.")
 
 set(CPACK_DEBIAN_EXAMPLES_PACKAGE_NAME "kdp-examples")
 set(CPACK_DEBIAN_EXAMPLES_PACKAGE_RECOMMENDS "kdp-manager")

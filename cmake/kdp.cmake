@@ -139,7 +139,10 @@ function(kdp_test_program target)
                        VERBATIM)
     return()
   endif()
-  gtest_discover_tests(${target} DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT ${ARG_TIMEOUT})
+  # NO_PRETTY_VALUES: a parameterized case is named by its name generator (or index), not by a
+  # dump of its parameter's bytes.
+  gtest_discover_tests(${target} DISCOVERY_TIMEOUT 30 NO_PRETTY_VALUES
+                       PROPERTIES TIMEOUT ${ARG_TIMEOUT})
   # gtest_discover_tests splits a list-valued property (LABELS "unit;concurrency" would arrive
   # as LABELS unit, concurrency), so ctest sets the labels from this script, which it runs
   # after the one that adds the discovered tests (and sets ${target}_TESTS to their names).

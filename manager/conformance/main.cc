@@ -1,5 +1,6 @@
-// kdp-conformance: runs a device plugin, whatever language it is written in, against an embedded
-// kdp-manager (the kubelet's device manager, faithfully) and judges it scenario by scenario.
+// kdp-conformance: runs a device plugin or a DRA driver, whatever language it is written in,
+// against an embedded kdp-manager (the kubelet's device manager and DRA manager, faithfully) and
+// judges it scenario by scenario.
 // docs/conformance.md has each scenario, the kubelet behaviour it relies on, and a CI snippet.
 //
 // Exit status: 0 when no scenario failed; 1 when one did; 2 on bad usage (a flag, --run, no
@@ -19,6 +20,7 @@
 #include "common/log_flags.h"
 #include "common/logging.h"
 #include "manager/src/conformance/device_plugin_scenarios.h"
+#include "manager/src/conformance/dra_driver_scenarios.h"
 #include "manager/src/conformance/report.h"
 #include "manager/src/conformance/runner.h"
 
@@ -41,8 +43,9 @@ void PrintList(const std::vector<Scenario>& scenarios) {
 
 int Main(int argc, char** argv) {
   CLI::App app(
-      "kdp-conformance: checks a Kubernetes device plugin against the kubelet's behaviour.\n"
-      "Each scenario starts the plugin with the command given after --, in a kubelet root of\n"
+      "kdp-conformance: checks a Kubernetes device plugin or DRA driver against the kubelet's\n"
+      "behaviour. Each scenario starts the program with the command given after --, in a kubelet "
+      "root of\n"
       "its own served by an embedded kdp-manager, and judges it: pass, fail (what was expected,\n"
       "what happened) or skip (why). Placeholders in the command: {kubelet_root},\n"
       "{device_plugins_dir}, {plugins_registry}, {plugins_dir}, {kubeconfig}, {node_name},\n"
@@ -52,6 +55,8 @@ int Main(int argc, char** argv) {
       "Example:\n"
       "  kdp-conformance device-plugin --junit report.xml -- \\\n"
       "      my-plugin --kubelet-root {kubelet_root}\n"
+      "  kdp-conformance dra-driver -- my-driver --kubelet-root {kubelet_root} \\\n"
+      "      --cdi-root {cdi_root} --kubeconfig {kubeconfig} --node-name {node_name}\n"
       "docs/conformance.md describes every scenario.");
   app.require_subcommand(1);
   kdp::cli::AddVersionFlag(app, "kdp-conformance");
@@ -63,43 +68,49 @@ int Main(int argc, char** argv) {
   std::string junit_path;
   std::string output = "text";
   bool list = false;
+  // The two kinds of program take the same flags.
+  auto add_flags = [&](CLI::App* kind, const std::string& program, const std::string& health) {
+    kind->add_option("command", options.command,
+                     absl::StrCat("The ", program, "'s command line, after --, with placeholders"))
+        ->type_name("CMD...");
+    kind->add_flag("--list", list, "List the scenarios and exit");
+    kind->add_option("--run", run_pattern,
+                     "Run only the scenarios whose ID matches this regular expression (RE2)")
+        ->type_name("REGEX");
+    kdp::cli::AddDurationOption(*kind, "--timeout", &options.timeout,
+                                "Longest time one scenario may take, every wait included");
+    kdp::cli::AddDurationOption(
+        *kind, "--register-timeout", &options.register_timeout,
+        absl::StrCat("Longest time the ", program,
+                     " may take to register (and list or publish its devices) after it starts, "
+                     "or after the kubelet restarts"));
+    kind->add_option("--kubelet-root", options.kubelet_root,
+                     absl::StrCat("Use this kubelet root (created if missing, reused by every "
+                                  "scenario) instead of a fresh temporary one per scenario: for a ",
+                                  program,
+                                  " that hard-codes /var/lib/kubelet, run kdp-conformance in a "
+                                  "mount namespace with a directory bound there"))
+        ->type_name("DIR");
+    kind->add_option("--node-name", options.node_name, "The node's name ({node_name})")
+        ->capture_default_str();
+    kind->add_option("--health-trigger", options.health_trigger,
+                     absl::StrCat("A shell command that makes device {device_id} of the ", program,
+                                  " unhealthy (placeholders as in the command), for ", health))
+        ->type_name("CMD");
+    kind->add_option("--junit", junit_path, "Also write a JUnit XML report to FILE")
+        ->type_name("FILE");
+    kind->add_option("-o,--output", output, "Report format on stdout: text or json")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
+  };
   CLI::App* device_plugin =
       app.add_subcommand("device-plugin", "Check a device plugin (the command after -- starts it)");
-  device_plugin
-      ->add_option("command", options.command,
-                   "The plugin's command line, after --, with placeholders")
-      ->type_name("CMD...");
-  device_plugin->add_flag("--list", list, "List the scenarios and exit");
-  device_plugin
-      ->add_option("--run", run_pattern,
-                   "Run only the scenarios whose ID matches this regular expression (RE2)")
-      ->type_name("REGEX");
-  kdp::cli::AddDurationOption(*device_plugin, "--timeout", &options.timeout,
-                              "Longest time one scenario may take, every wait included");
-  kdp::cli::AddDurationOption(
-      *device_plugin, "--register-timeout", &options.register_timeout,
-      "Longest time the plugin may take to register and list its devices after it starts, or "
-      "after the kubelet restarts");
-  device_plugin
-      ->add_option("--kubelet-root", options.kubelet_root,
-                   "Use this kubelet root (created if missing, reused by every scenario) instead "
-                   "of a fresh temporary one per scenario: for a plugin that hard-codes "
-                   "/var/lib/kubelet, run kdp-conformance in a mount namespace with a directory "
-                   "bound there")
-      ->type_name("DIR");
-  device_plugin->add_option("--node-name", options.node_name, "The node's name ({node_name})")
-      ->capture_default_str();
-  device_plugin
-      ->add_option("--health-trigger", options.health_trigger,
-                   "A shell command that makes device {device_id} of the plugin unhealthy "
-                   "(placeholders as in the command), for dp.health-full-list; without it that "
-                   "scenario is skipped")
-      ->type_name("CMD");
-  device_plugin->add_option("--junit", junit_path, "Also write a JUnit XML report to FILE")
-      ->type_name("FILE");
-  device_plugin->add_option("-o,--output", output, "Report format on stdout: text or json")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
+  add_flags(device_plugin, "plugin", "dp.health-full-list; without it that scenario is skipped");
+  CLI::App* dra_driver =
+      app.add_subcommand("dra-driver", "Check a DRA driver (the command after -- starts it)");
+  add_flags(dra_driver, "driver",
+            "dra.health ({device_id} is a device name of its ResourceSlices); without it only the "
+            "first health message is judged");
 
   try {
     app.parse(argc, argv);
@@ -117,14 +128,18 @@ int Main(int argc, char** argv) {
     kdp::log::SetMinLevel(kdp::log::Level::kError);
   }
 
-  const std::vector<Scenario>& scenarios = kdp::manager::conformance::DevicePluginScenarios();
+  const bool dra = dra_driver->parsed();
+  const std::string kind = dra ? "dra-driver" : "device-plugin";
+  const std::vector<Scenario>& scenarios = dra ? kdp::manager::conformance::DraDriverScenarios()
+                                               : kdp::manager::conformance::DevicePluginScenarios();
   if (list) {
     PrintList(scenarios);
     return kExitOk;
   }
   if (options.command.empty()) {
-    std::cerr << "kdp-conformance device-plugin: no command: give the plugin's command line "
-                 "after --, e.g. -- my-plugin --kubelet-root {kubelet_root}\n";
+    std::cerr << "kdp-conformance " << kind << ": no command: give the "
+              << (dra ? "driver" : "plugin") << "'s command line after --, e.g. -- my-"
+              << (dra ? "driver" : "plugin") << " --kubelet-root {kubelet_root}\n";
     return kExitUsage;
   }
   absl::StatusOr<std::vector<const Scenario*>> selected =
@@ -157,10 +172,10 @@ int Main(int argc, char** argv) {
   if (text) {
     std::cout << kdp::manager::conformance::TextSummary(results);
   } else {
-    std::cout << kdp::manager::conformance::JsonReport("device-plugin", options.command, results);
+    std::cout << kdp::manager::conformance::JsonReport(kind, options.command, results);
   }
   if (!junit_path.empty()) {
-    junit << kdp::manager::conformance::JunitReport("device-plugin", results);
+    junit << kdp::manager::conformance::JunitReport(kind, results);
     if (!junit.flush()) {
       std::cerr << "kdp-conformance: cannot write --junit " << junit_path << "\n";
       return kExitUsage;

@@ -21,6 +21,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/conformance/conformance_run.h"
 #include "tests/testing/temp_dir.h"
 
 namespace kdp::testing {
@@ -38,54 +39,10 @@ const std::vector<std::string>& ConformanceScenarioIds() {
   return *kIds;
 }
 
-struct ConformanceRun {
-  int exit_code = -1;
-  nlohmann::json report;
-  std::string err;
-  std::map<std::string, std::string> verdicts;  // scenario → "pass" / "fail" / "skip"
-  std::string Messages() const {
-    std::string all;
-    if (!report.is_object()) return err;
-    for (const nlohmann::json& scenario : report["scenarios"]) {
-      absl::StrAppend(&all, scenario.value("id", ""), ": ", scenario.value("verdict", ""), ": ",
-                      scenario.value("message", ""), "\n");
-    }
-    return all;
-  }
-};
-
-// kdp-conformance device-plugin -o json [extra] -- plugin...; the health trigger writes the
-// device's ID into {kubelet_root}/unhealthy, the file the plugin is told to watch.
-ConformanceRun RunConformance(std::vector<std::string> plugin,
-                              std::vector<std::string> extra = {}) {
-  std::vector<std::string> argv = {KDP_CONFORMANCE_BIN,
-                                   "device-plugin",
-                                   "-o",
-                                   "json",
-                                   "--health-trigger",
-                                   "echo {device_id} > {kubelet_root}/unhealthy"};
-  // A plugin that does not register is judged within 10 s (the default is 30 s).
-  if (std::find(extra.begin(), extra.end(), "--register-timeout") == extra.end()) {
-    argv.insert(argv.end(), {"--register-timeout", "10s"});
-  }
-  argv.insert(argv.end(), extra.begin(), extra.end());
-  argv.push_back("--");
-  argv.insert(argv.end(), plugin.begin(), plugin.end());
-  ConformanceRun run;
-  absl::StatusOr<CommandResult> result = RunCommand(argv, absl::Seconds(600));
-  if (!result.ok()) {
-    run.err = std::string(result.status().message());
-    return run;
-  }
-  run.exit_code = result->exit_code;
-  run.err = result->err;
-  run.report = nlohmann::json::parse(result->out, nullptr, /*allow_exceptions=*/false);
-  if (run.report.is_object() && run.report["scenarios"].is_array()) {
-    for (const nlohmann::json& scenario : run.report["scenarios"]) {
-      run.verdicts[scenario.value("id", "")] = scenario.value("verdict", "");
-    }
-  }
-  return run;
+// kdp-conformance device-plugin, as conformance_run.h runs it.
+ConformanceRun RunPluginConformance(std::vector<std::string> plugin,
+                                    std::vector<std::string> extra = {}) {
+  return ::kdp::testing::RunConformance("device-plugin", plugin, extra);
 }
 
 std::vector<std::string> BrokenPluginCommand(const std::string& defect) {
@@ -107,7 +64,7 @@ std::map<std::string, std::string> AllScenariosPass() {
 TEST(Conformance, TheExampleGpuPluginPassesEveryScenario) {
   TempDir dir;
   const std::string junit = dir.Path("report.xml");
-  ConformanceRun run = RunConformance(
+  ConformanceRun run = RunPluginConformance(
       {KDP_GPU_PLUGIN_BIN, "--kubelet-root", "{kubelet_root}", "--topology-xml",
        absl::StrCat(KDP_SOURCE_DIR, "/examples/gpu-plugin/topologies/dual-socket-8gpu.xml"),
        "--health-file", "{kubelet_root}/unhealthy", "--metrics-address", ""},
@@ -132,7 +89,7 @@ TEST(Conformance, TheExampleGpuPluginPassesEveryScenario) {
 }
 
 TEST(Conformance, APluginWrittenWithoutTheSdkPassesEveryScenario) {
-  ConformanceRun run = RunConformance(BrokenPluginCommand("none"));
+  ConformanceRun run = RunPluginConformance(BrokenPluginCommand("none"));
   EXPECT_EQ(run.exit_code, 0) << run.Messages() << run.err;
   EXPECT_EQ(run.verdicts, AllScenariosPass()) << run.Messages();
 }
@@ -149,7 +106,7 @@ TEST_P(ConformanceDefect, FailsExactlyTheScenarioAimedAtIt) {
   const ConformanceDefectCase& c = GetParam();
   TempDir dir;
   const std::string junit = dir.Path("report.xml");
-  ConformanceRun run = RunConformance(BrokenPluginCommand(c.defect), {"--junit", junit});
+  ConformanceRun run = RunPluginConformance(BrokenPluginCommand(c.defect), {"--junit", junit});
   EXPECT_EQ(run.exit_code, 1) << run.Messages() << run.err;
   std::map<std::string, std::string> expected = AllScenariosPass();
   expected[c.scenario] = "fail";
@@ -194,8 +151,8 @@ TEST(Conformance, AWrappedPluginIsKilledWithItsWrapper) {
   const std::string command =
       absl::StrCat(KDP_BROKEN_DEVICE_PLUGIN_BIN, " --kubelet-root {kubelet_root} --resource ",
                    resource, "; true");  // "; true": sh cannot exec the plugin in its place
-  ConformanceRun run = RunConformance({"/bin/sh", "-c", command},
-                                      {"--run", "^dp\\.(register|plugin-restart|sigterm)$"});
+  ConformanceRun run = RunPluginConformance({"/bin/sh", "-c", command},
+                                            {"--run", "^dp\\.(register|plugin-restart|sigterm)$"});
   EXPECT_EQ(run.exit_code, 1) << run.Messages() << run.err;
   EXPECT_EQ(run.verdicts,
             (std::map<std::string, std::string>{
@@ -215,7 +172,7 @@ TEST(Conformance, AWrappedPluginIsKilledWithItsWrapper) {
 // An RPC advertised but not served fails dp.options, naming it. The kubelet calls what a plugin
 // advertises, so the pod's admission fails too, and the preferred-allocation check is skipped.
 TEST(Conformance, AnAdvertisedRpcThatIsNotServedFailsTheOptions) {
-  ConformanceRun run = RunConformance(BrokenPluginCommand("unserved-preferred"));
+  ConformanceRun run = RunPluginConformance(BrokenPluginCommand("unserved-preferred"));
   EXPECT_EQ(run.exit_code, 1) << run.Messages() << run.err;
   std::map<std::string, std::string> expected = AllScenariosPass();
   expected["dp.options"] = "fail";
@@ -256,7 +213,7 @@ TEST(Conformance, ListNamesEveryScenarioWithItsKubeletReference) {
 
 TEST(Conformance, RunSelectsScenariosAndAProgramThatNeverRegistersFailsRegistration) {
   // /bin/sleep never registers: dp.register fails naming what it saw; the rest are skipped.
-  ConformanceRun run = RunConformance(
+  ConformanceRun run = RunPluginConformance(
       {"/bin/sleep", "60"}, {"--run", "^dp\\.(register|devices)$", "--register-timeout", "1s"});
   EXPECT_EQ(run.exit_code, 1) << run.Messages() << run.err;
   EXPECT_EQ(run.verdicts,

@@ -5,7 +5,8 @@
 set -euo pipefail
 root=$1
 fail() { echo "installed_programs: $*" >&2; exit 1; }
-for program in kdp-manager kdpctl kdp-gpu-plugin kdp-dra-driver kdp-topology kdp-cdi-validate; do
+for program in kdp-manager kdpctl kdp-conformance kdp-gpu-plugin kdp-dra-driver kdp-topology \
+    kdp-cdi-validate; do
   path="$root/usr/bin/$program"
   if ldd "$path" | grep -q 'not found'; then
     ldd "$path" >&2
@@ -18,6 +19,10 @@ done
 help=$("$root/usr/bin/kdpctl" --help)
 for command in status apply get delete topology; do
   [[ "$help" == *"$command"* ]] || fail "kdpctl --help does not list '$command'"
+done
+for kind in device-plugin dra-driver; do
+  list=$("$root/usr/bin/kdp-conformance" "$kind" --list) || fail "kdp-conformance $kind --list exited $?"
+  [[ "$list" == *"upstream: "* ]] || fail "kdp-conformance $kind --list names no scenario: $list"
 done
 topology="$root/usr/share/kdp/topologies/dual-socket-8gpu.xml"
 [ -f "$topology" ] || fail "the fake topology is not installed at $topology"

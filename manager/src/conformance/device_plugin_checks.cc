@@ -71,8 +71,7 @@ std::unique_ptr<v1beta1::DevicePlugin::Stub> Dial(const std::string& socket) {
       grpc::CreateChannel(UnixTarget(socket), grpc::InsecureChannelCredentials()));
 }
 void SetDeadline(const Session& session, grpc::ClientContext* context) {
-  context->set_deadline(
-      absl::ToChronoTime(std::min(absl::Now() + kCallTimeout, session.deadline())));
+  context->set_deadline(absl::ToChronoTime(session.CallDeadline()));
 }
 
 // The latest ListAndWatch message on `socket`.

@@ -23,9 +23,6 @@
 
 namespace kdp::manager::conformance {
 
-// The deadline of one call the scenarios make to the plugin themselves.
-constexpr absl::Duration kCallTimeout = absl::Seconds(10);
-
 // The plugin's first registration since it started. Every scenario but dp.register needs one;
 // dp.register judges a plugin that never registers, the others are skipped (NotRegistered).
 absl::StatusOr<Registration> Registered(Session& session);

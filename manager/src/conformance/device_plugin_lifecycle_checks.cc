@@ -27,10 +27,6 @@ namespace {
 
 using v1beta1::ListAndWatchResponse;
 
-// How long a plugin told SIGTERM may take to exit: the kubelet's default termination grace
-// period (terminationGracePeriodSeconds) for the DaemonSet pod it runs in.
-constexpr absl::Duration kTerminationGrace = absl::Seconds(30);
-
 }  // namespace
 
 // ---- dp.kubelet-restart ----------------------------------------------------------------------

@@ -21,6 +21,8 @@
 #include "common/durable_file.h"
 #include "common/grpc_status.h"
 #include "common/unix_socket.h"
+#include "httplib.h"
+#include "manager/src/controlplane/resourceapi/kubeconfig.h"
 #include "manager/src/node/node.h"
 
 namespace kdp::manager::conformance {
@@ -168,6 +170,7 @@ absl::Status Session::StartManager() {
   manager_options.compaction_delay = absl::Milliseconds(100);
   manager_options.dra_reconcile_period = absl::Seconds(1);
   manager_options.device_plugin_observer = &recorder_;
+  manager_options.dra_driver_observer = &dra_recorder_;
   absl::StatusOr<std::unique_ptr<Node>> node = Node::Create(manager_options);
   if (!node.ok()) return node.status();
   if (absl::Status started = (*node)->Start(); !started.ok()) return started;
@@ -272,6 +275,65 @@ absl::StatusOr<admin::v1::ApplyPodResponse> Session::ApplyPod(const std::string&
   grpc::Status answer = admin_->ApplyPod(&context, request, &response);
   if (!answer.ok()) return FromGrpcStatus(answer);
   return response;
+}
+
+absl::StatusOr<admin::v1::ApplyResponse> Session::Apply(const std::string& manifest) {
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(deadline_));
+  admin::v1::ApplyRequest request;
+  request.set_manifest(manifest);
+  request.set_source("kdp-conformance");
+  admin::v1::ApplyResponse response;
+  grpc::Status answer = admin_->Apply(&context, request, &response);
+  if (!answer.ok()) return FromGrpcStatus(answer);
+  return response;
+}
+
+absl::Status Session::DeletePod(const std::string& namespace_, const std::string& name) {
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(deadline_));
+  admin::v1::DeletePodRequest request;
+  request.set_namespace_(namespace_);
+  request.set_name(name);
+  admin::v1::DeletePodResponse response;
+  grpc::Status answer = admin_->DeletePod(&context, request, &response);
+  if (!answer.ok()) return FromGrpcStatus(answer);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<nlohmann::json> Session::ApiGet(const std::string& path) {
+  std::optional<resourceapi::KubeconfigCredentials> credentials =
+      resourceapi::ReadKubeconfigCredentials(root_);
+  if (!credentials.has_value()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("no kubeconfig of the embedded manager in ", root_, "/kdp"));
+  }
+  // The manager's own server on loopback, in this process: its certificate is not what is
+  // judged, so it is not verified.
+  httplib::SSLClient client("127.0.0.1", credentials->port);
+  client.enable_server_certificate_verification(false);
+  client.set_bearer_token_auth(credentials->token);
+  const absl::Duration left = std::max(deadline_ - absl::Now(), absl::Milliseconds(1));
+  const absl::Duration wait = std::min(left, absl::Seconds(10));
+  client.set_connection_timeout(absl::ToChronoMicroseconds(wait));
+  client.set_read_timeout(absl::ToChronoMicroseconds(wait));
+  httplib::Result result = client.Get(path, {{"Accept", "application/json"}});
+  if (!result) {
+    return absl::UnavailableError(
+        absl::StrCat("GET ", path, ": ", httplib::to_string(result.error())));
+  }
+  nlohmann::json body = nlohmann::json::parse(result->body, nullptr, /*allow_exceptions=*/false);
+  if (result->status != 200) {
+    const std::string message =
+        body.is_object() ? body.value("message", result->body) : result->body;
+    return absl::Status(
+        result->status == 404 ? absl::StatusCode::kNotFound : absl::StatusCode::kUnavailable,
+        absl::StrCat("GET ", path, ": HTTP ", result->status, ": ", message));
+  }
+  if (body.is_discarded()) {
+    return absl::InternalError(absl::StrCat("GET ", path, ": the answer is not JSON"));
+  }
+  return body;
 }
 
 absl::Status Session::RunHealthTrigger(absl::string_view device_id) {

@@ -1,7 +1,7 @@
 // Session: one scenario's world. A kubelet root (fresh and temporary, or the one given), an
 // embedded kdp-manager serving it (a Node, manager/src/node/, with a PluginRecorder watching its
-// device manager), and the program under test started from the user's command with the
-// placeholders filled in:
+// device manager and a DraRecorder its DRA manager), and the program under test started from the
+// user's command with the placeholders filled in:
 //
 //   {kubelet_root}        the root                      {device_plugins_dir}  <root>/device-plugins
 //   {plugins_registry}    <root>/plugins_registry       {plugins_dir}         <root>/plugins
@@ -16,6 +16,7 @@
 #ifndef KDP_MANAGER_SRC_CONFORMANCE_SESSION_H_
 #define KDP_MANAGER_SRC_CONFORMANCE_SESSION_H_
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,16 +25,25 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/subprocess.h"
 #include "kdp/admin/v1/admin.grpc.pb.h"
+#include "manager/src/conformance/dra_recorder.h"
 #include "manager/src/conformance/plugin_recorder.h"
+#include "nlohmann/json.hpp"
 
 namespace kdp::manager {
 class Node;
 }  // namespace kdp::manager
 
 namespace kdp::manager::conformance {
+
+// The deadline of one call the scenarios make to the program themselves.
+constexpr absl::Duration kCallTimeout = absl::Seconds(10);
+// How long a program told SIGTERM may take to exit: the kubelet's default termination grace
+// period (terminationGracePeriodSeconds) for the DaemonSet pod it runs in.
+constexpr absl::Duration kTerminationGrace = absl::Seconds(30);
 
 struct SessionOptions {
   // The program under test and its arguments, placeholders unexpanded. Required.
@@ -73,8 +83,13 @@ class Session {
   const std::string& root() const { return root_; }
   std::string device_plugins_dir() const { return root_ + "/device-plugins"; }
   absl::Time deadline() const { return deadline_; }
+  // kCallTimeout from now, or the deadline if sooner.
+  absl::Time CallDeadline() const { return std::min(absl::Now() + kCallTimeout, deadline_); }
   const SessionOptions& options() const { return options_; }
   PluginRecorder& recorder() { return recorder_; }
+  DraRecorder& dra_recorder() { return dra_recorder_; }
+  const std::string& node_name() const { return options_.node_name; }
+  std::string cdi_root() const { return root_ + "/cdi"; }
 
   // `text` with every placeholder replaced; {device_id} by `device_id` as it is.
   std::string Expand(absl::string_view text, absl::string_view device_id = "") const;
@@ -111,6 +126,15 @@ class Session {
   // The manager's admin API (what kdpctl calls), within the deadline.
   [[nodiscard]] absl::StatusOr<admin::v1::NodeStatus> NodeStatus();
   [[nodiscard]] absl::StatusOr<admin::v1::ApplyPodResponse> ApplyPod(const std::string& manifest);
+  // kdpctl apply: DeviceClasses, ResourceClaims and Pods, in the manifest's order.
+  [[nodiscard]] absl::StatusOr<admin::v1::ApplyResponse> Apply(const std::string& manifest);
+  // kdpctl delete pod: its claims are unprepared by the manager's reconcile loop (1 s here).
+  [[nodiscard]] absl::Status DeletePod(const std::string& namespace_, const std::string& name);
+
+  // GET `path` ("/apis/resource.k8s.io/v1/resourceslices") from the manager's local Kubernetes
+  // API with the kubeconfig's token, as a driver's client reads it; the decoded JSON body. An
+  // answer other than 200 is an error carrying the API's status message.
+  [[nodiscard]] absl::StatusOr<nlohmann::json> ApiGet(const std::string& path);
 
   // Runs the health trigger for `device_id` (shell-quoted into {device_id}; also in the
   // environment as KDP_DEVICE_ID), waiting for it within the deadline. Its failure (an exit status
@@ -126,6 +150,7 @@ class Session {
   const bool temporary_root_;
   const absl::Time deadline_;
   PluginRecorder recorder_;
+  DraRecorder dra_recorder_;
   std::unique_ptr<Node> node_;
   std::unique_ptr<admin::v1::Admin::Stub> admin_;
   std::unique_ptr<Subprocess> program_;

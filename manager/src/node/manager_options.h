@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "manager/src/devicemanager/plugin_observer.h"
+#include "manager/src/dra/plugin/driver_observer.h"
 #include "manager/src/metrics/manager_metrics.h"
 #include "manager/src/topologymanager/numa_mask.h"
 
@@ -88,6 +89,9 @@ struct ManagerOptions {
   // Not a flag: told of every exchange with a device plugin (kdp-conformance embeds a Node with
   // one). nullptr: nobody. Borrowed; must outlive the Node.
   DevicePluginObserver* device_plugin_observer = nullptr;
+  // Not a flag: told of every exchange with a DRA driver (registrations, prepare and unprepare
+  // calls, health messages). nullptr: nobody. Borrowed; must outlive the Node.
+  dra::DraDriverObserver* dra_driver_observer = nullptr;
 };
 
 }  // namespace kdp::manager

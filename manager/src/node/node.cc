@@ -311,6 +311,7 @@ absl::Status Node::OpenLocked() {
                 "driver", driver, "slices", wiped);
           },
       .grpc_durations = metrics_->dra_grpc_operations_duration,
+      .observer = options_.dra_driver_observer,
   });
   claim_getter_ = std::make_unique<resourceclaim::StoreClaimGetter>(resources_.get());
   absl::StatusOr<std::unique_ptr<dra::DraManager>> dra =

@@ -10,6 +10,7 @@
 #include "dra/v1/api.grpc.pb.h"
 #include "dra/v1beta1/api.grpc.pb.h"
 #include "manager/src/dra/plugin/conversion.h"
+#include "manager/src/dra/plugin/driver_observer.h"
 #include "manager/src/metrics/manager_metrics.h"
 #include "manager/src/pluginmanager/grpc_error.h"
 
@@ -38,14 +39,16 @@ absl::Status UnsupportedService(const std::string& service) {
 
 DraPluginClient::DraPluginClient(std::string driver_name, std::string endpoint, std::string service,
                                  absl::Duration call_timeout,
-                                 metrics::HistogramFamily* grpc_durations)
+                                 metrics::HistogramFamily* grpc_durations,
+                                 DraDriverObserver* observer)
     : driver_name_(std::move(driver_name)),
       endpoint_(std::move(endpoint)),
       service_(std::move(service)),
       call_timeout_(call_timeout),
       registered_at_(absl::Now()),
       channel_(NewChannel(endpoint_)),
-      grpc_durations_(grpc_durations) {
+      grpc_durations_(grpc_durations),
+      observer_(observer) {
   // grpc.NewClient + conn.Connect(): find out early whether the plugin is really there.
   channel_->GetState(/*try_to_connect=*/true);
 }
@@ -92,8 +95,11 @@ absl::StatusOr<drapb::NodePrepareResourcesResponse> DraPluginClient::NodePrepare
     return UnsupportedService(service_);
   }
   Observe("NodePrepareResources", status, timer);
-  if (!status.ok()) return FromGrpcStatusGoStyle(status);
-  return response;
+  absl::StatusOr<drapb::NodePrepareResourcesResponse> result =
+      status.ok() ? absl::StatusOr<drapb::NodePrepareResourcesResponse>(std::move(response))
+                  : FromGrpcStatusGoStyle(status);
+  if (observer_ != nullptr) observer_->Prepared(driver_name_, endpoint_, request, result);
+  return result;
 }
 
 absl::StatusOr<drapb::NodeUnprepareResourcesResponse> DraPluginClient::NodeUnprepareResources(
@@ -117,8 +123,11 @@ absl::StatusOr<drapb::NodeUnprepareResourcesResponse> DraPluginClient::NodeUnpre
     return UnsupportedService(service_);
   }
   Observe("NodeUnprepareResources", status, timer);
-  if (!status.ok()) return FromGrpcStatusGoStyle(status);
-  return response;
+  absl::StatusOr<drapb::NodeUnprepareResourcesResponse> result =
+      status.ok() ? absl::StatusOr<drapb::NodeUnprepareResourcesResponse>(std::move(response))
+                  : FromGrpcStatusGoStyle(status);
+  if (observer_ != nullptr) observer_->Unprepared(driver_name_, endpoint_, request, result);
+  return result;
 }
 
 }  // namespace kdp::manager::dra

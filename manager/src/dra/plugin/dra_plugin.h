@@ -22,6 +22,8 @@
 
 namespace kdp::manager::dra {
 
+class DraDriverObserver;
+
 // PluginInfo.supported_versions entries the kubelet (1.34) can use, in the kubelet's order
 // (servicesSupportedByKubelet).
 inline constexpr char kDraV1Service[] = "v1.DRAPlugin";
@@ -33,8 +35,10 @@ class DraPluginClient final : public DraPlugin {
   // INTERNAL "internal error: unsupported chosen service: \"<service>\"", as the kubelet does).
   // `grpc_durations` (borrowed, may be null): dra_grpc_operations_duration_seconds{driver_name,
   // method_name, grpc_status_code}, observed for every call as the kubelet's interceptor does.
+  // `observer` (borrowed, may be null) is told of every call (driver_observer.h).
   DraPluginClient(std::string driver_name, std::string endpoint, std::string service,
-                  absl::Duration call_timeout, metrics::HistogramFamily* grpc_durations = nullptr);
+                  absl::Duration call_timeout, metrics::HistogramFamily* grpc_durations = nullptr,
+                  DraDriverObserver* observer = nullptr);
 
   DraPluginClient(const DraPluginClient&) = delete;
   DraPluginClient& operator=(const DraPluginClient&) = delete;
@@ -68,6 +72,7 @@ class DraPluginClient final : public DraPlugin {
   const absl::Time registered_at_;
   const std::shared_ptr<grpc::Channel> channel_;
   metrics::HistogramFamily* const grpc_durations_;
+  DraDriverObserver* const observer_;
 };
 
 }  // namespace kdp::manager::dra

@@ -122,20 +122,38 @@ absl::StatusOr<std::shared_ptr<DraPlugin>> DraPluginManager::Get(const std::stri
 absl::Status DraPluginManager::ValidatePlugin(const std::string& driver,
                                               const std::string& endpoint,
                                               const std::vector<std::string>& versions) {
+  absl::Status valid = Validate(driver, endpoint, versions).status();
+  if (!valid.ok() && options_.observer != nullptr) {
+    options_.observer->Registered(driver, endpoint, versions, valid);
+  }
+  return valid;
+}
+
+absl::StatusOr<std::string> DraPluginManager::Validate(const std::string& driver,
+                                                       const std::string& endpoint,
+                                                       const std::vector<std::string>& versions) {
   absl::StatusOr<std::string> chosen = ChooseDraService(versions);
   if (!chosen.ok()) return InvalidVersions(driver, endpoint, chosen.status());
-  return ValidateNames(driver, endpoint);
+  if (absl::Status valid = ValidateNames(driver, endpoint); !valid.ok()) return valid;
+  return chosen;
 }
 
 absl::Status DraPluginManager::RegisterPlugin(const std::string& driver,
                                               const std::string& endpoint,
                                               const std::vector<std::string>& versions) {
-  absl::StatusOr<std::string> chosen = ChooseDraService(versions);
-  if (!chosen.ok()) return InvalidVersions(driver, endpoint, chosen.status());
-  if (absl::Status valid = ValidateNames(driver, endpoint); !valid.ok()) return valid;
+  absl::Status answer = Register(driver, endpoint, versions);
+  if (options_.observer != nullptr)
+    options_.observer->Registered(driver, endpoint, versions, answer);
+  return answer;
+}
+
+absl::Status DraPluginManager::Register(const std::string& driver, const std::string& endpoint,
+                                        const std::vector<std::string>& versions) {
+  absl::StatusOr<std::string> chosen = Validate(driver, endpoint, versions);
+  if (!chosen.ok()) return chosen.status();
   const std::string health_service = ChooseHealthService(versions);
   auto client = std::make_shared<DraPluginClient>(driver, endpoint, *chosen, options_.call_timeout,
-                                                  options_.grpc_durations);
+                                                  options_.grpc_durations, options_.observer);
   size_t count = 0;
   bool streaming = false;
   {
@@ -156,7 +174,8 @@ absl::Status DraPluginManager::RegisterPlugin(const std::string& driver,
                                              .service = health_service,
                                              .channel = client->channel(),
                                              .handler = health_handler_,
-                                             .retry_period = options_.health_retry_period});
+                                             .retry_period = options_.health_retry_period,
+                                             .observer = options_.observer});
       streaming = true;
     }
     instances.push_back(std::move(instance));

@@ -39,6 +39,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "manager/src/dra/plugin/dra_plugin.h"
+#include "manager/src/dra/plugin/driver_observer.h"
 #include "manager/src/dra/plugin/health_stream.h"
 #include "manager/src/dra/plugin/plugin.h"
 #include "manager/src/pluginmanager/plugin_handler.h"
@@ -62,6 +63,9 @@ struct DraPluginManagerOptions {
   // dra_grpc_operations_duration_seconds, handed to every client; nullptr: not recorded.
   // Borrowed; must outlive the manager.
   metrics::HistogramFamily* grpc_durations = nullptr;
+  // Told of every registration, call and health message (driver_observer.h); nullptr: nobody.
+  // Borrowed; must outlive the manager.
+  DraDriverObserver* observer = nullptr;
 };
 
 // One registered instance, for status output.
@@ -139,6 +143,12 @@ class DraPluginManager final : public DraPlugins, public pluginmanager::PluginHa
     bool connected = false;                // as of the last connection check
   };
 
+  // ValidatePlugin's and RegisterPlugin's work, which the public methods report to the observer.
+  // Validate returns the chosen service.
+  absl::StatusOr<std::string> Validate(const std::string& driver, const std::string& endpoint,
+                                       const std::vector<std::string>& versions);
+  absl::Status Register(const std::string& driver, const std::string& endpoint,
+                        const std::vector<std::string>& versions) ABSL_LOCKS_EXCLUDED(mu_);
   void TimerLoop() ABSL_LOCKS_EXCLUDED(mu_);
   // The kubelet's sync(driver): cancels the driver's pending wipe when an instance is
   // connected, else schedules one (unless one is pending or the driver was wiped already).

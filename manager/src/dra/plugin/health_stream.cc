@@ -5,9 +5,11 @@
 #include <utility>
 
 #include "absl/synchronization/notification.h"
+#include "common/grpc_status.h"
 #include "common/logging.h"
 #include "drahealth/v1/api.grpc.pb.h"
 #include "drahealth/v1alpha1/api.grpc.pb.h"
+#include "manager/src/dra/plugin/driver_observer.h"
 #include "manager/src/pluginmanager/grpc_error.h"
 
 namespace kdp::manager::dra {
@@ -109,7 +111,11 @@ grpc::Status HealthStream::Watch(grpc::ClientContext* context) {
                     options_.driver_name, "endpoint", options_.endpoint);
       first = false;
     }
-    options_.handler->HandleHealthUpdate(options_.driver_name, Translate(response));
+    std::vector<WatchedDeviceHealth> devices = Translate(response);
+    if (options_.observer != nullptr) {
+      options_.observer->HealthListed(options_.driver_name, options_.endpoint, devices);
+    }
+    options_.handler->HandleHealthUpdate(options_.driver_name, devices);
   }
   // Read() fails too on a message that does not parse (a device name that is not UTF-8, say)
   // while the driver's stream goes on: Finish() would wait for the driver to end it, which it
@@ -161,6 +167,10 @@ void HealthStream::Run() {
     }
     // HandleWatchResourcesStream's deferred clearDriver: whatever ended the stream.
     if (report) options_.handler->HandleHealthStreamEnd(options_.driver_name);
+    if (options_.observer != nullptr) {
+      options_.observer->HealthStreamEnded(options_.driver_name, options_.endpoint,
+                                           FromGrpcStatus(status));
+    }
     KDP_LOG_DEBUG("WatchResources health stream has ended", "driverName", options_.driver_name,
                   "endpoint", options_.endpoint, "err", FromGrpcStatusGoStyle(status).message());
     if (status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {

@@ -33,6 +33,8 @@
 
 namespace kdp::manager::dra {
 
+class DraDriverObserver;
+
 // PluginInfo.supported_versions entries of the health service (gRPC "<package>.<service>").
 inline constexpr char kDraHealthV1Service[] = "v1.DRAResourceHealth";
 inline constexpr char kDraHealthV1alpha1Service[] = "v1alpha1.DRAResourceHealth";
@@ -85,6 +87,9 @@ struct HealthStreamOptions {
   HealthStreamHandler* handler = nullptr;
   // Wait after a call ended before the next one (the kubelet's 5 s).
   absl::Duration retry_period = absl::Seconds(kHealthStreamRetrySeconds);
+  // Told of every message and of each call's end (driver_observer.h); nullptr: nobody. Borrowed;
+  // must outlive the stream.
+  DraDriverObserver* observer = nullptr;
 };
 
 class HealthStream {
