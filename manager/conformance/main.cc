@@ -5,13 +5,17 @@
 //
 // Exit status: 0 when no scenario failed; 1 when one did; 2 on bad usage (a flag, --run, no
 // command, an unwritable --junit file), also when a scenario's kubelet root or embedded manager
-// cannot be made.
+// cannot be made; 128 + the signal when stopped by SIGINT, SIGTERM or SIGHUP.
+#include <pthread.h>
 #include <signal.h>
+#include <string.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "CLI/CLI.hpp"
@@ -159,6 +163,26 @@ int Main(int argc, char** argv) {
   }
   // A plugin that closes its socket mid-call must not end this process.
   signal(SIGPIPE, SIG_IGN);
+  // Ctrl-C, SIGTERM, SIGHUP: the program under test runs in a process group of its own, which the
+  // terminal's signal does not reach, and the kubelet root is temporary. Blocked here, before any
+  // thread starts (every thread inherits the mask; the program under test gets a clean one), and
+  // taken by one thread that kills the program's group and removes the root before exiting.
+  // SIGINT and SIGTERM are taken even when inherited as ignored (a shell's background job):
+  // an ignored signal is discarded, never waited for. An ignored SIGHUP (nohup) stays ignored.
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&stop_signals, sig);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  std::thread([stop_signals] {
+    int sig = 0;
+    if (sigwait(&stop_signals, &sig) != 0) return;
+    std::cerr << "\nkdp-conformance: stopped by " << strsignal(sig)
+              << "; the program under test is killed and its temporary kubelet root removed\n";
+    kdp::manager::conformance::AbandonSessions();
+    _exit(128 + sig);
+  }).detach();
   const bool text = output == "text";
   absl::StatusOr<std::vector<ScenarioResult>> run = kdp::manager::conformance::RunScenarios(
       *selected, options, [&](const ScenarioResult& result) {

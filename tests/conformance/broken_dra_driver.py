@@ -39,6 +39,8 @@ Usage:
     crash-on-unknown   Unprepare of a claim never prepared kills the process (exit status 3).
     no-republish       publishes its slice once and never looks again: a slice the kubelet
                        deletes when it starts stays gone.
+    stale-after-reboot Prepare of a claim it already prepared answers from its state without
+                       writing the claim's CDI spec again (gone after a reboot).
 
 Correct behaviour in short: the DRA socket serves before the registration socket appears; the
 slice is kept published (created, or corrected, within about 1 s, e.g. after a kubelet restart
@@ -60,7 +62,7 @@ from concurrent import futures
 
 DEFECTS = ("none", "no-owner", "bad-pool", "bad-cdi", "not-idempotent", "leftover-cdi",
            "unknown-unprepare", "forget-on-restart", "health-diff", "socket-left",
-           "crash-on-unknown", "no-republish")
+           "crash-on-unknown", "no-republish", "stale-after-reboot")
 HEALTH_POLL_S = 0.1
 HEALTH_REFRESH_S = 10.0
 SLICE_RETRY_S = 0.5
@@ -272,7 +274,8 @@ class Driver:
         if known is not None:
             if self.defect == "not-idempotent":
                 raise RuntimeError("claim %s is already prepared" % uid)
-            if known["devices"]:  # the same answer again (and its spec, should it be gone)
+            # The same answer again, and its spec should it be gone (a reboot empties the tmpfs).
+            if known["devices"] and self.defect != "stale-after-reboot":
                 self.write_spec(uid, [d["device_name"] for d in known["devices"]])
             return known["devices"]
         status, obj = self.api_call("GET", "/apis/resource.k8s.io/v1/namespaces/%s/"

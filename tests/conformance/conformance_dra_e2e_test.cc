@@ -143,6 +143,7 @@ INSTANTIATE_TEST_SUITE_P(
         DraDefectCase{"forget-on-restart", "dra.driver-restart", "is still in"},
         DraDefectCase{"no-republish", "dra.kubelet-restart",
                       "no ResourceSlice of the driver came back"},
+        DraDefectCase{"stale-after-reboot", "dra.prepare-after-reboot", "defined by no spec"},
         DraDefectCase{"health-diff", "dra.health", "leaves out"},
         DraDefectCase{"socket-left", "dra.sigterm", "reg.sock behind"}),
     [](const ::testing::TestParamInfo<DraDefectCase>& info) {

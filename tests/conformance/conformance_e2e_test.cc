@@ -3,12 +3,14 @@
 // and with each of its deliberate defects fails exactly the scenario aimed at that defect and
 // passes the rest; the JSON and JUnit reports say the same as the exit status; bad usage exits 2
 // naming the input.
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string>
@@ -16,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "common/durable_file.h"
 #include "common/subprocess.h"
 #include "gmock/gmock.h"
@@ -183,6 +186,41 @@ TEST(Conformance, AnAdvertisedRpcThatIsNotServedFailsTheOptions) {
               HasSubstr("dp.options: fail: expected every RPC GetDevicePluginOptions advertises to "
                         "be served; got GetPreferredAllocation advertised but answered "
                         "UNIMPLEMENTED"));
+}
+
+// Ctrl-C: the program under test (here a shell and the sleep it started, in their own process
+// group, which a terminal's SIGINT does not reach) is killed and the temporary root removed.
+TEST(Conformance, InterruptedItKillsTheProgramAndRemovesItsRoot) {
+  TempDir tmp;
+  // A sleep of a duration no other process has: 120.<pid> seconds.
+  const std::string marker = absl::StrCat("120.", getpid());
+  absl::StatusOr<std::unique_ptr<Subprocess>> run =
+      Subprocess::Start({KDP_CONFORMANCE_BIN, "device-plugin", "--run", "^dp\\.register$", "--",
+                         "/bin/sh", "-c", absl::StrCat("/bin/sleep ", marker, "; true")},
+                        {.env = {{"TMPDIR", tmp.path()}}});
+  ASSERT_TRUE(run.ok()) << run.status();
+  // The scenario has started once its root exists and the sleep runs: a process whose last
+  // argument is the marker (kdp-conformance's and the shell's arguments only contain it).
+  const std::string argument = absl::StrCat(std::string(1, '\0'), marker, std::string(1, '\0'));
+  auto sleeping = [&] {
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+      if (::kdp::ReadFile(entry.path().string() + "/cmdline").value_or("").find(argument) !=
+          std::string::npos) {
+        return true;
+      }
+    }
+    return false;
+  };
+  for (int i = 0; i < 200 && !sleeping(); ++i) absl::SleepFor(absl::Milliseconds(50));
+  ASSERT_TRUE(sleeping());
+  ASSERT_FALSE(std::filesystem::is_empty(tmp.path()));
+  ASSERT_TRUE((*run)->Signal(SIGINT).ok());
+  absl::StatusOr<int> code = (*run)->Wait(absl::Seconds(30));
+  ASSERT_TRUE(code.ok()) << code.status();
+  EXPECT_EQ(*code, 128 + SIGINT);
+  EXPECT_TRUE(std::filesystem::is_empty(tmp.path())) << "a temporary root is left";
+  for (int i = 0; i < 100 && sleeping(); ++i) absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_FALSE(sleeping()) << "the program under test outlived kdp-conformance";
 }
 
 TEST(Conformance, BadUsageExitsTwoNamingTheInput) {

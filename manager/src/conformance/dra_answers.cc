@@ -265,6 +265,14 @@ std::string PrepareProblems(const json& allocation_results, const std::string& d
   return problems.Joined();
 }
 
+std::vector<std::string> CdiIds(const NodePrepareResourceResponse& answer) {
+  std::vector<std::string> ids;
+  for (const auto& device : answer.devices()) {
+    ids.insert(ids.end(), device.cdi_device_ids().begin(), device.cdi_device_ids().end());
+  }
+  return ids;
+}
+
 std::vector<std::string> AnswerDevices(const NodePrepareResourceResponse& answer) {
   std::vector<std::string> devices;
   for (const auto& device : answer.devices()) {

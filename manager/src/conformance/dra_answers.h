@@ -62,6 +62,10 @@ std::string PrepareProblems(
     const k8s::io::kubelet::pkg::apis::dra::v1::NodePrepareResourceResponse& answer,
     const CdiIndex& cdi);
 
+// Every CDI device ID of an answer, in its order.
+std::vector<std::string> CdiIds(
+    const k8s::io::kubelet::pkg::apis::dra::v1::NodePrepareResourceResponse& answer);
+
 // The devices of an answer as comparable text, sorted: "pool/device [requests] {cdi ids}".
 std::vector<std::string> AnswerDevices(
     const k8s::io::kubelet::pkg::apis::dra::v1::NodePrepareResourceResponse& answer);

@@ -45,13 +45,17 @@ absl::StatusOr<DraRegistration> WaitForDraRegistration(Session& session, absl::T
 absl::StatusOr<DraRegistration> DraRegistered(Session& session);
 Outcome DraNotRegistered(const absl::Status& status);
 
-// The ResourceSlices of `driver` on the session's node (spec.nodeName), as the API lists them.
-absl::StatusOr<std::vector<nlohmann::json>> NodeSlices(Session& session, const std::string& driver);
+// The ResourceSlices of `driver` on the session's node (spec.nodeName), as the API lists them;
+// `elsewhere` (may be null) counts the driver's other slices (nodeSelector, allNodes, another
+// node), which the node-local rules do not judge.
+absl::StatusOr<std::vector<nlohmann::json>> NodeSlices(Session& session, const std::string& driver,
+                                                       int* elsewhere = nullptr);
 // Waits until the driver's slices on the node hold a device and form complete pools, until
 // `until` (at most 3 s after the first slices were seen); returns the last list seen (empty when
 // there was none) and whether it got there.
 struct SliceWait {
   std::vector<nlohmann::json> slices;
+  int elsewhere = 0;  // the driver's slices that are not the node's
   bool complete = false;
   absl::Status error;  // the last failed read of the API, if any
 };
@@ -62,12 +66,16 @@ std::shared_ptr<dra::DraPlugin> DialDriver(const Session& session,
                                            const DraRegistration& registration);
 
 // A pod with a ResourceClaim for one device of the driver (a DeviceClass selecting
-// `device.driver == "<driver>"`), applied through the manager as `kdpctl apply` does: the
-// scheduler's allocation, then the kubelet's NodePrepareResources at admission.
+// `device.driver == "<driver>"`), both named `name` plus "-" and five random letters, applied
+// through the manager as `kdpctl apply` does: the scheduler's allocation, then the kubelet's
+// NodePrepareResources at admission.
 struct ClaimedPod {
   std::string name;  // the pod's and its claim's, in namespace "default"
   std::string claim_uid;
   nlohmann::json allocation_results;  // status.allocation.devices.results
+  // The CDI directory just before the pod was applied (the driver's slices published): what the
+  // driver had written before this claim.
+  CdiIndex cdi_before;
   bool admitted = false;
   std::string admission_message;  // reason and message when not admitted
   // The NodePrepareResources call the admission made for the claim, if it made one.
@@ -94,11 +102,12 @@ Outcome CheckDraRegister(Session& session);
 Outcome CheckResourceSlices(Session& session);
 Outcome CheckPrepare(Session& session);
 Outcome CheckPrepareIdempotent(Session& session);
-Outcome CheckPrepareAfterReboot(Session& session);
 Outcome CheckUnprepare(Session& session);
 Outcome CheckUnprepareUnknown(Session& session);
 
-// How it lives through restarts, health changes and signals (dra_driver_lifecycle_checks.cc).
+// How it lives through restarts, reboots, health changes and signals
+// (dra_driver_lifecycle_checks.cc).
+Outcome CheckPrepareAfterReboot(Session& session);
 Outcome CheckDriverRestart(Session& session);
 Outcome CheckDraKubeletRestart(Session& session);
 Outcome CheckDraHealth(Session& session);

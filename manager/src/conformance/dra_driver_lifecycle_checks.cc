@@ -61,16 +61,15 @@ std::set<PoolDevice> Listed(const std::vector<dra::WatchedDeviceHealth>& devices
 Outcome CheckDriverRestart(Session& session) {
   absl::StatusOr<DraRegistration> registration = DraRegistered(session);
   if (!registration.ok()) return DraNotRegistered(registration.status());
-  const absl::Time window =
-      std::min(absl::Now() + session.options().register_timeout, session.deadline());
   // First without a restart: a driver that never removes its specs fails dra.unprepare, and is
   // not judged again here.
   std::set<std::string> files = ReadCdiSpecs(session.cdi_root()).files;
   absl::StatusOr<ClaimedPod> first = AdmitPodWithClaim(session, *registration, "kdp-conformance-a");
   if (!first.ok()) return Outcome::Skip(std::string(first.status().message()));
   if (std::optional<Outcome> skip = NotPrepared(*first); skip.has_value()) return *skip;
-  absl::StatusOr<drapb::NodeUnprepareResourceResponse> baseline =
-      DeleteAndWaitForUnprepare(session, *first, window);
+  absl::StatusOr<drapb::NodeUnprepareResourceResponse> baseline = DeleteAndWaitForUnprepare(
+      session, *first,
+      std::min(absl::Now() + session.options().register_timeout, session.deadline()));
   if (!baseline.ok() || !baseline->error().empty() ||
       !NewFiles(files, ReadCdiSpecs(session.cdi_root()).files).empty()) {
     return Outcome::Skip(
@@ -120,6 +119,76 @@ Outcome CheckDriverRestart(Session& session) {
                    "; the old instance's claim unprepared, its specs removed"));
 }
 
+// ---- dra.prepare-after-reboot ----------------------------------------------------------------
+
+Outcome CheckPrepareAfterReboot(Session& session) {
+  absl::StatusOr<DraRegistration> registration = DraRegistered(session);
+  if (!registration.ok()) return DraNotRegistered(registration.status());
+  absl::StatusOr<ClaimedPod> pod = AdmitPodWithClaim(session, *registration, "kdp-conformance-a");
+  if (!pod.ok()) return Outcome::Skip(std::string(pod.status().message()));
+  if (std::optional<Outcome> skip = NotPrepared(*pod); skip.has_value()) return *skip;
+  std::vector<std::string> ids = CdiIds(*pod->answer);
+  if (ids.empty()) {
+    return Outcome::Skip("nothing to judge: the driver's answer names no CDI device ID");
+  }
+  const CdiIndex resolved = ReadCdiSpecs(session.cdi_root());
+  std::erase_if(ids, [&](const std::string& id) { return resolved.devices.count(id) == 0; });
+  if (ids.empty()) {
+    return Outcome::Skip(
+        "the driver's answer names no CDI device a spec defines (dra.prepare judges that)");
+  }
+  // Repeated as it is first: a driver that fails this fails dra.prepare-idempotent.
+  absl::StatusOr<drapb::NodePrepareResourcesResponse> repeated =
+      DialDriver(session, *registration)->NodePrepareResources(pod->prepare->request);
+  if (!repeated.ok() || !repeated->claims().contains(pod->claim_uid) ||
+      !repeated->claims().at(pod->claim_uid).error().empty()) {
+    return Outcome::Skip(
+        "a repeated NodePrepareResources fails even without a reboot (dra.prepare-idempotent "
+        "judges that)");
+  }
+  // The reboot: the driver is gone at once, the tmpfs CDI directory comes back empty, and the
+  // driver starts again with what it keeps on disk.
+  (void)session.program()->SignalGroup(SIGKILL);
+  (void)session.program()->Wait(
+      std::max(std::min(absl::Seconds(5), session.deadline() - absl::Now()), absl::ZeroDuration()));
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(session.cdi_root(), error)) {
+    std::filesystem::remove_all(entry.path(), error);
+  }
+  if (absl::Status started = session.StartProgram(); !started.ok()) {
+    return Outcome::Skip(std::string(started.message()));
+  }
+  const std::string expectation = absl::StrCat(
+      "the driver, started again after a reboot that emptied the CDI directory, to answer "
+      "NodePrepareResources of the claim it prepared with CDI IDs that resolve again (",
+      absl::StrJoin(ids, ", "), ")");
+  absl::StatusOr<DraRegistration> again = WaitForDraRegistration(
+      session, session.program_started(), session.program_started(), registration->driver);
+  if (!again.ok()) return Outcome::Fail(expectation, again.status().message());
+  absl::StatusOr<drapb::NodePrepareResourcesResponse> answer =
+      DialDriver(session, *again)->NodePrepareResources(pod->prepare->request);
+  if (!answer.ok()) return Outcome::Fail(expectation, answer.status().message());
+  auto it = answer->claims().find(pod->claim_uid);
+  if (it == answer->claims().end()) {
+    return Outcome::Fail(expectation, "the answer leaves the claim out");
+  }
+  if (!it->second.error().empty()) {
+    return Outcome::Fail(expectation, absl::StrCat("the claim failed: ", it->second.error()));
+  }
+  const CdiIndex cdi = ReadCdiSpecs(session.cdi_root());
+  std::vector<std::string> unresolved;
+  for (const std::string& id : CdiIds(it->second)) {
+    const bool judged = std::find(ids.begin(), ids.end(), id) != ids.end();
+    if (judged && cdi.devices.count(id) == 0) unresolved.push_back(id);
+  }
+  if (!unresolved.empty()) {
+    return Outcome::Fail(expectation, absl::StrCat("CDI device ", absl::StrJoin(unresolved, ", "),
+                                                   " defined by no spec (the container would fail "
+                                                   "with CreateContainerError)"));
+  }
+  return Outcome::Pass(absl::StrCat("specs written again: ", absl::StrJoin(cdi.files, ", ")));
+}
+
 // ---- dra.kubelet-restart ---------------------------------------------------------------------
 
 Outcome CheckDraKubeletRestart(Session& session) {
@@ -146,10 +215,18 @@ Outcome CheckDraKubeletRestart(Session& session) {
   absl::StatusOr<DraRegistration> again =
       WaitForDraRegistration(session, stopping, serving, registration->driver);
   if (!again.ok()) return Outcome::Fail(expectation, again.status().message());
-  const SliceWait republished =
-      WaitForSlices(session, registration->driver,
-                    std::min(serving + session.options().register_timeout, session.deadline()));
-  const std::set<PoolDevice> after = PublishedDevices(republished.slices);
+  // Every device back: a driver may publish its pools one at a time.
+  const absl::Time until =
+      std::min(serving + session.options().register_timeout, session.deadline());
+  std::set<PoolDevice> after;
+  while (true) {
+    after = PublishedDevices(WaitForSlices(session, registration->driver, until).slices);
+    if (std::includes(after.begin(), after.end(), before.begin(), before.end()) ||
+        absl::Now() >= until) {
+      break;
+    }
+    absl::SleepFor(std::min(absl::Milliseconds(200), until - absl::Now()));
+  }
   if (after.empty()) {
     return Outcome::Fail(expectation,
                          "no ResourceSlice of the driver came back: it never noticed the kubelet "
@@ -204,12 +281,13 @@ Outcome CheckDraHealth(Session& session) {
                         message.devices.size() == 1 ? "" : "s", " leaves out ",
                         PoolDevices(missing));
   };
+  // The first message may come before the registration is recorded (the stream starts inside
+  // RegisterPlugin): messages count from the driver's start.
+  const absl::Time started = session.program_started();
   const absl::Time window =
       std::min(registration->at + session.options().register_timeout, session.deadline());
   if (!session.dra_recorder().WaitUntil(
-          [&](const DraRecord& record) {
-            return !messages_since(record, registration->at).empty();
-          },
+          [&](const DraRecord& record) { return !messages_since(record, started).empty(); },
           window)) {
     std::string ended;
     for (const RecordedHealthEnd& end : session.dra_recorder().Copy().health_ends) {
@@ -222,7 +300,7 @@ Outcome CheckDraHealth(Session& session) {
                      " of the registration", ended));
   }
   const DraRecord first_record = session.dra_recorder().Copy();
-  if (std::string problem = incomplete(*messages_since(first_record, registration->at).front());
+  if (std::string problem = incomplete(*messages_since(first_record, started).front());
       !problem.empty()) {
     return Outcome::Fail(expectation, absl::StrCat("the first message: ", problem));
   }
@@ -307,7 +385,10 @@ Outcome CheckDraSigterm(Session& session) {
                                       ", leaving ", absl::StrJoin(left, " and "), " behind"));
   }
   return Outcome::Pass(
-      absl::StrCat(exited, " after ", absl::FormatDuration(Since(told)), ", sockets removed"));
+      absl::StrCat(exited, " after ", absl::FormatDuration(Since(told)), ", sockets removed",
+                   registration->registration_socket.empty()
+                       ? " (the manager did not list its registration socket: not judged)"
+                       : ""));
 }
 
 }  // namespace kdp::manager::conformance

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <system_error>
 #include <utility>
@@ -17,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "common/durable_file.h"
 #include "common/grpc_status.h"
@@ -98,7 +100,28 @@ std::string DescribeRegistrations(const PluginRecord& record, absl::Time since) 
   return absl::StrJoin(seen, "; ");
 }
 
+// Every live Session, for AbandonSessions. Held while a Session swaps its program, so that a
+// signal's thread never kills a process group another thread is reaping.
+absl::Mutex sessions_mu(absl::kConstInit);
+std::set<Session*>& LiveSessions() ABSL_EXCLUSIVE_LOCKS_REQUIRED(sessions_mu) {
+  static auto* const sessions = new std::set<Session*>();
+  return *sessions;
+}
+
 }  // namespace
+
+void AbandonSessions() {
+  absl::MutexLock lock(&sessions_mu);
+  for (Session* session : LiveSessions()) session->Abandon();
+}
+
+void Session::Abandon() {
+  if (program_ != nullptr) (void)program_->SignalGroup(SIGKILL);
+  if (temporary_root_) {
+    std::error_code ignored;
+    std::filesystem::remove_all(root_, ignored);
+  }
+}
 
 absl::StatusOr<std::unique_ptr<Session>> Session::Create(SessionOptions options) {
   if (options.command.empty()) {
@@ -147,10 +170,17 @@ Session::Session(SessionOptions options, std::string root, bool temporary)
     : options_(std::move(options)),
       root_(std::move(root)),
       temporary_root_(temporary),
-      deadline_(absl::Now() + options_.timeout) {}
+      deadline_(absl::Now() + options_.timeout) {
+  absl::MutexLock lock(&sessions_mu);
+  LiveSessions().insert(this);
+}
 
 Session::~Session() {
-  program_.reset();  // SIGKILL to its process group, reaped
+  {
+    absl::MutexLock lock(&sessions_mu);
+    LiveSessions().erase(this);
+    program_.reset();  // SIGKILL to its process group, reaped
+  }
   admin_.reset();
   if (node_ != nullptr) node_->Stop();
   node_.reset();
@@ -201,6 +231,7 @@ std::string Session::Expand(absl::string_view text, absl::string_view device_id)
 absl::Status Session::StartProgram() {
   std::vector<std::string> argv;
   for (const std::string& arg : options_.command) argv.push_back(Expand(arg));
+  absl::MutexLock lock(&sessions_mu);
   program_.reset();  // a previous instance's process group, killed
   program_started_ = absl::Now();
   absl::StatusOr<std::unique_ptr<Subprocess>> started = Subprocess::Start(

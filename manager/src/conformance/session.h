@@ -70,6 +70,11 @@ struct Registration {
   v1beta1::ListAndWatchResponse first_list;
 };
 
+// For a process about to end on a signal (Ctrl-C): every live Session's program killed with its
+// process group (a wrapper's children too, which would outlive the process otherwise) and every
+// temporary root removed. Thread-safe; the Sessions are not usable afterwards.
+void AbandonSessions();
+
 class Session {
  public:
   // Makes the root, starts the manager; the program is not started yet. Errors name the part
@@ -128,7 +133,8 @@ class Session {
   [[nodiscard]] absl::StatusOr<admin::v1::ApplyPodResponse> ApplyPod(const std::string& manifest);
   // kdpctl apply: DeviceClasses, ResourceClaims and Pods, in the manifest's order.
   [[nodiscard]] absl::StatusOr<admin::v1::ApplyResponse> Apply(const std::string& manifest);
-  // kdpctl delete pod: its claims are unprepared by the manager's reconcile loop (1 s here).
+  // kdpctl delete pod: its claims are unprepared before it answers (a failed unprepare leaves the
+  // pod terminating, retried by the reconcile loop, 1 s here, and is an error naming it).
   [[nodiscard]] absl::Status DeletePod(const std::string& namespace_, const std::string& name);
 
   // GET `path` ("/apis/resource.k8s.io/v1/resourceslices") from the manager's local Kubernetes
@@ -142,6 +148,11 @@ class Session {
   [[nodiscard]] absl::Status RunHealthTrigger(absl::string_view device_id);
 
  private:
+  friend void AbandonSessions();
+  // Kills the program's process group and removes a temporary root, leaving the rest to the
+  // process's end.
+  void Abandon();
+
   Session(SessionOptions options, std::string root, bool temporary);
   [[nodiscard]] absl::Status StartManager();
 

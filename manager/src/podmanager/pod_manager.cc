@@ -407,6 +407,10 @@ absl::StatusOr<std::string> PodManager::DeletePod(const std::string& namespace_,
       pod.terminating = true;
     }
     if (absl::Status unprepared = claims_->Unprepare(pod); !unprepared.ok()) {
+      // Logged here, whoever asked: the reconcile loop's retries report nothing else, and an
+      // UNAVAILABLE driver reads like a busy pod to them (the kubelet logs the failure too).
+      KDP_LOG_WARNING("Unpreparing the claims of a terminating pod failed; will retry", "pod",
+                      absl::StrCat(namespace_, "/", name), "err", unprepared.message());
       return absl::Status(
           unprepared.code(),
           absl::StrCat("pod ", namespace_, "/", name,

@@ -259,8 +259,16 @@ void DraPluginManager::SyncLocked(const std::string& driver) {
   }
   if (usable) {
     wiped_.erase(driver);
+    // A new registration schedules a wipe until its first connection check: only a driver that
+    // was connected before is "connected again".
+    const bool again = !connected_before_.insert(driver).second;
     if (pending_wipes_.erase(driver) > 0) {
-      KDP_LOG_INFO("DRA driver connected again; its ResourceSlices are kept", "driverName", driver);
+      if (again) {
+        KDP_LOG_INFO("DRA driver connected again; its ResourceSlices are kept", "driverName",
+                     driver);
+      } else {
+        KDP_LOG_DEBUG("DRA driver connected", "driverName", driver);
+      }
       wipes_changed_.SignalAll();
     }
     return;

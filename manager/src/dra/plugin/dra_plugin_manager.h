@@ -169,6 +169,8 @@ class DraPluginManager final : public DraPlugins, public pluginmanager::PluginHa
   // Drivers wiped and not connected since (the kubelet keeps a finished work item queued, so a
   // driver is wiped once per outage).
   std::set<std::string> wiped_ ABSL_GUARDED_BY(mu_);
+  // Drivers that had a connected instance at some connection check (for the log only).
+  std::set<std::string> connected_before_ ABSL_GUARDED_BY(mu_);
   HealthStreamHandler* health_handler_ ABSL_GUARDED_BY(mu_) = nullptr;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   std::thread timer_;
