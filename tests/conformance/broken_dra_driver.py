@@ -10,7 +10,7 @@ Runs on Debian 12's /usr/bin/python3 (python3-grpcio, python3-protobuf, python3-
 Usage:
   /usr/bin/python3 broken_dra_driver.py --protos DIR --kubelet-root ROOT --cdi-root DIR
       --node-name NAME --kubeconfig FILE [--driver-name NAME] [--health-file FILE]
-      [--devices N] [--defect NAME]
+      [--devices N] [--shared-spec] [--defect NAME]
 
   --protos DIR        protoc --python_out of dra/v1, drahealth/v1 and pluginregistration/v1
   --kubelet-root ROOT serves ROOT/plugins/<driver>/dra.sock (DRA v1 + health), then registers
@@ -23,6 +23,9 @@ Usage:
   --driver-name NAME  default broken-dra.kdp.test
   --health-file FILE  device names one a line are unhealthy (re-read every 100 ms; missing: none)
   --devices N         devices dev0 .. dev{N-1} (default 4), attributes index (int), model (string)
+  --shared-spec       also write DIR/<driver>-common.json at start, defining <driver>/dev=common,
+                      which every prepared device names besides its own (as the dra-example-driver
+                      does); it stays after unprepare
   --defect NAME       one deliberate bug (default none):
     no-owner           the ResourceSlice has no ownerReferences (the Node does not own it).
     bad-pool           the slice says resourceSliceCount 2, but the pool has only that one slice.
@@ -88,6 +91,7 @@ def parse_args(argv):
     p.add_argument("--driver-name", default="broken-dra.kdp.test")
     p.add_argument("--health-file", default="")
     p.add_argument("--devices", type=int, default=4)
+    p.add_argument("--shared-spec", action="store_true")
     p.add_argument("--defect", choices=DEFECTS, default="none")
     args = p.parse_args(argv)  # exits 2 on a missing flag or an unknown defect
     if args.devices < 1:
@@ -141,6 +145,9 @@ class Driver:
         self.driver, self.node = args.driver_name, args.node_name
         self.dra_pb2, self.health_pb2, self.reg_pb2 = dra_pb2, health_pb2, reg_pb2
         self.devices = ["dev%d" % i for i in range(args.devices)]
+        # --shared-spec: every device also names the spec written at start (as the
+        # dra-example-driver's "common" device).
+        self.shared_ids = [self.driver + "/dev=common"] if args.shared_spec else []
         self.plugin_dir = os.path.join(args.kubelet_root, "plugins", self.driver)
         self.dra_socket = os.path.join(self.plugin_dir, "dra.sock")
         self.state_path = os.path.join(self.plugin_dir, "state.json")
@@ -292,7 +299,8 @@ class Driver:
         kind = self.driver + ("/missing" if self.defect == "bad-cdi" else "/dev")
         devices = [{"request_names": [r["request"]], "pool_name": r["pool"],
                     "device_name": r["device"],
-                    "cdi_device_ids": ["%s=%s-%s" % (kind, uid, r["device"])]} for r in results]
+                    "cdi_device_ids": ["%s=%s-%s" % (kind, uid, r["device"])] + self.shared_ids}
+                   for r in results]
         if devices:
             self.write_spec(uid, [d["device_name"] for d in devices])
         self.claims[uid] = {"namespace": claim.namespace, "name": claim.name, "devices": devices}
@@ -439,6 +447,11 @@ def main(argv):
     registry_dir = os.path.join(args.kubelet_root, "plugins_registry")
     for d in (driver.plugin_dir, registry_dir, args.cdi_root):
         os.makedirs(d, exist_ok=True)
+    if args.shared_spec:  # one spec every claim's devices name, written at start
+        write_atomic(os.path.join(args.cdi_root, args.driver_name + "-common.json"), json.dumps(
+            {"cdiVersion": "0.6.0", "kind": args.driver_name + "/dev",
+             "devices": [{"name": "common",
+                          "containerEdits": {"env": ["BROKEN_DRA_COMMON=1"]}}]}, indent=1))
     reg_socket = os.path.join(registry_dir, args.driver_name + "-reg.sock")
     servers = []
     try:  # the DRA socket serves before the registration socket appears

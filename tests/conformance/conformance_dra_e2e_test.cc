@@ -96,6 +96,25 @@ TEST(DraConformance, APythonDriverWrittenWithoutTheSdkPassesEveryScenario) {
   EXPECT_EQ(run.verdicts, AllDraScenariosPass()) << run.Messages();
 }
 
+// A spec every claim names, written at the driver's start and kept (the dra-example-driver's
+// "common" device): it is not a spec the claim's unprepare must remove, and the reboot's emptied
+// directory gets it back from the restarted driver.
+TEST(DraConformance, ASpecSharedByEveryClaimMayStay) {
+  const std::string python = PythonWithGrpc();
+  if (python.empty()) GTEST_SKIP() << "no /usr/bin/python3 with python3-grpcio (scripts/deps)";
+  std::vector<std::string> command = PythonDriverCommand(python, "none");
+  command.push_back("--shared-spec");
+  ConformanceRun run = RunDraConformance(command, {"--run", "^dra\\.(prepare|unprepare)"});
+  EXPECT_EQ(run.exit_code, 0) << run.Messages() << run.err;
+  EXPECT_EQ(run.verdicts, (std::map<std::string, std::string>{{"dra.prepare", "pass"},
+                                                              {"dra.prepare-idempotent", "pass"},
+                                                              {"dra.prepare-after-reboot", "pass"},
+                                                              {"dra.unprepare", "pass"},
+                                                              {"dra.unprepare-unknown", "pass"}}))
+      << run.Messages();
+  EXPECT_THAT(run.Message("dra.prepare"), HasSubstr("broken-dra.kdp.test/dev=common"));
+}
+
 struct DraDefectCase {
   std::string defect;
   std::string scenario;  // the one it must fail
