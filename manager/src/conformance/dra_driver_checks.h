@@ -51,7 +51,7 @@ Outcome DraNotRegistered(const absl::Status& status);
 absl::StatusOr<std::vector<nlohmann::json>> NodeSlices(Session& session, const std::string& driver,
                                                        int* elsewhere = nullptr);
 // Waits until the driver's slices on the node hold a device and form complete pools, until
-// `until` (at most 3 s after the first slices were seen); returns the last list seen (empty when
+// `until` (at most 2 s after the first slices were seen); returns the last list seen (empty when
 // there was none) and whether it got there.
 struct SliceWait {
   std::vector<nlohmann::json> slices;

@@ -26,7 +26,7 @@ namespace {
 using json = nlohmann::json;
 
 // How long an incomplete pool may take to complete once its first slices are seen.
-constexpr absl::Duration kSliceSettle = absl::Seconds(3);
+constexpr absl::Duration kSliceSettle = absl::Seconds(2);
 
 // "2 refused (…); 1 accepted" and the like: the DRA registrations since `since`.
 std::string DescribeDraRegistrations(const DraRecord& record, absl::Time since) {
@@ -135,14 +135,8 @@ absl::StatusOr<DraRegistration> WaitForDraRegistration(Session& session, absl::T
       return found;
     }
     if (absl::Now() >= until) break;
-    Subprocess* program = session.program();
-    if (program != nullptr && !program->Running()) {
-      absl::StatusOr<int> code = program->Wait(absl::ZeroDuration());
-      if (code.ok() && *code != 0) {
-        failed = *code;
-        break;
-      }
-    }
+    failed = session.ProgramFailed();
+    if (failed.has_value()) break;
   }
   const std::string what = DescribeDraRegistrations(session.dra_recorder().Copy(), since);
   if (failed.has_value()) {

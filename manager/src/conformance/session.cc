@@ -267,13 +267,8 @@ absl::StatusOr<Registration> Session::WaitForRegistration(absl::Time since, absl
       return *FindRegistration(recorder_.Copy(), plugins_dir, since, resource);
     }
     if (absl::Now() >= until) break;
-    if (program_ != nullptr && !program_->Running()) {
-      absl::StatusOr<int> code = program_->Wait(absl::ZeroDuration());
-      if (code.ok() && *code != 0) {
-        failed = *code;
-        break;
-      }
-    }
+    failed = ProgramFailed();
+    if (failed.has_value()) break;
   }
   std::string what = DescribeRegistrations(recorder_.Copy(), since);
   if (failed.has_value()) {
@@ -285,6 +280,13 @@ absl::StatusOr<Registration> Session::WaitForRegistration(absl::Time since, absl
   return absl::DeadlineExceededError(
       absl::StrCat("no accepted registration with a first device list within ",
                    absl::FormatDuration(until - window_start), ": ", what));
+}
+
+std::optional<int> Session::ProgramFailed() {
+  if (program_ == nullptr || program_->Running()) return std::nullopt;
+  absl::StatusOr<int> code = program_->Wait(absl::ZeroDuration());
+  if (!code.ok() || *code == 0) return std::nullopt;
+  return *code;
 }
 
 absl::StatusOr<admin::v1::NodeStatus> Session::NodeStatus() {

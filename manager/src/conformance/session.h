@@ -107,6 +107,9 @@ class Session {
   absl::Time program_started() const { return program_started_; }
   // The running (or exited) program; nullptr before StartProgram.
   Subprocess* program() { return program_.get(); }
+  // The program's exit status when it exited with one other than 0; nullopt while it runs (and
+  // after an exit 0: it may have left a child to serve). Registration waits end early on it.
+  [[nodiscard]] std::optional<int> ProgramFailed();
   // The end (at most 16 KiB) of what the program printed in this session.
   std::string ProgramOutput() const;
 

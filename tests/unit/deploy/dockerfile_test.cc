@@ -221,20 +221,16 @@ TEST(Dockerfile, BuildStageInstallsTheBuildHalfOfScriptsDeps) {
   const std::set<std::string> dep_packages(words.begin(), words.end());
   // Needed only for the tests, benchmarks, sanitizers and package tests, all off in the image
   // build: GoogleTest, Google Benchmark, clang with its sanitizer runtimes, dpkg-dev
-  // (dpkg-shlibdeps for CPack), make (the pkg-config consumer), rsvg-convert, the Python client,
+  // (dpkg-shlibdeps for CPack), make (the pkg-config consumer), rsvg-convert, the Python client
+  // and the Python DRA driver's gRPC and protobuf modules (kdp-conformance's tests),
   // lld (a faster linker for the test programs; the image's few programs link with GNU ld),
   // ccache (the CI presets' compiler cache; the image builds once).
-  const std::set<std::string> kNotForTheImage = {"libgtest-dev",
-                                                 "libgmock-dev",
-                                                 "libbenchmark-dev",
-                                                 "clang",
-                                                 "libclang-rt-14-dev",
-                                                 "dpkg-dev",
-                                                 "make",
-                                                 "librsvg2-bin",
-                                                 "python3-kubernetes",
-                                                 "lld",
-                                                 "ccache"};
+  const std::set<std::string> kNotForTheImage = {
+      "libgtest-dev",   "libgmock-dev",       "libbenchmark-dev",
+      "clang",          "libclang-rt-14-dev", "dpkg-dev",
+      "make",           "librsvg2-bin",       "python3-kubernetes",
+      "python3-grpcio", "python3-protobuf",   "lld",
+      "ccache"};
   const std::vector<Stage> stages = Stages();
   const Stage* build = BuildStage(stages);
   ASSERT_NE(build, nullptr);
